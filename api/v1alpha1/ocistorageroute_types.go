@@ -1,0 +1,98 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// OCIStorageRouteSpec says which clusters pull OCI artifacts from which registries, in which order.
+//
+// A cluster matches the route when its name is in clusterNames, or it is a member of a
+// ManagedClusterSet in clusterGroups, or it matches any of clusterSelectors. Routes of a workspace
+// are evaluated in ascending priority and the first match wins; the default route catches every
+// cluster no other route matched.
+type OCIStorageRouteSpec struct {
+	// Priority orders the routes of a workspace: lower is evaluated first. Two routes of one
+	// workspace may not share a priority.
+	// +kubebuilder:validation:Minimum=0
+	Priority int32 `json:"priority"`
+
+	// Default makes this the workspace's catch-all route. A default route names no clusters,
+	// groups or selectors; at most one route per workspace is the default.
+	// +optional
+	Default bool `json:"default,omitempty"`
+
+	// ClusterNames selects OCM ManagedClusters by name.
+	// +optional
+	// +listType=set
+	ClusterNames []string `json:"clusterNames,omitempty"`
+
+	// ClusterGroups selects the members of these OCM ManagedClusterSets.
+	// +optional
+	// +listType=set
+	ClusterGroups []string `json:"clusterGroups,omitempty"`
+
+	// ClusterSelectors selects clusters by label; a cluster matching any selector matches the
+	// route. An empty selector matches every cluster.
+	// +optional
+	// +listType=atomic
+	ClusterSelectors []metav1.LabelSelector `json:"clusterSelectors,omitempty"`
+
+	// Registries is the pull chain: names of OCI registry Secrets in the same namespace, tried in
+	// order. Auth, TLS, connection and integrity failures move to the next registry at once.
+	// +kubebuilder:validation:MinItems=1
+	// +listType=atomic
+	Registries []string `json:"registries"`
+
+	// ReplicationWait is how long an agent keeps retrying a registry that does not have an
+	// artifact yet (replication is behind) before it moves on to the next one.
+	// +optional
+	ReplicationWait *metav1.Duration `json:"replicationWait,omitempty"`
+}
+
+// OCIStorageRouteStatus is the route's effect as resolved by the fleet-controller.
+type OCIStorageRouteStatus struct {
+	// ObservedGeneration is the generation of the spec this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// MatchedClusters are the clusters that resolve to this route, sorted by name.
+	// +optional
+	MatchedClusters []string `json:"matchedClusters,omitempty"`
+
+	// Conditions: Ready, and Shadowed when every cluster the route selects is matched first by an
+	// earlier route.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// OCIStorageRoute routes the clusters of a workspace to an ordered chain of OCI registries.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=ocir,categories=fleet
+// +kubebuilder:printcolumn:name="Priority",type=integer,JSONPath=`.spec.priority`
+// +kubebuilder:printcolumn:name="Default",type=boolean,JSONPath=`.spec.default`
+// +kubebuilder:printcolumn:name="Registries",type=string,JSONPath=`.spec.registries`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type OCIStorageRoute struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   OCIStorageRouteSpec   `json:"spec"`
+	Status OCIStorageRouteStatus `json:"status,omitempty"`
+}
+
+// OCIStorageRouteList is a list of OCIStorageRoutes.
+//
+// +kubebuilder:object:root=true
+type OCIStorageRouteList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []OCIStorageRoute `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&OCIStorageRoute{}, &OCIStorageRouteList{})
+}
