@@ -1,0 +1,248 @@
+package routing
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Path locates a field of a route in Terraform attribute names, for example
+// cluster_selectors[0].match_labels["region"]. An empty Path means the route as a whole.
+type Path []Step
+
+// Step is one step of a Path: an Attr, an Index or a Key.
+type Step interface{ isStep() }
+
+// Attr is an attribute name.
+type Attr string
+
+// Index is a position in a list.
+type Index int
+
+// Key is a key of a map.
+type Key string
+
+func (Attr) isStep()  {}
+func (Index) isStep() {}
+func (Key) isStep()   {}
+
+func (p Path) String() string {
+	var b strings.Builder
+	for _, s := range p {
+		switch s := s.(type) {
+		case Attr:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(string(s))
+		case Index:
+			fmt.Fprintf(&b, "[%d]", int(s))
+		case Key:
+			fmt.Fprintf(&b, "[%q]", string(s))
+		}
+	}
+	return b.String()
+}
+
+// Problem is one configuration error of a route.
+type Problem struct {
+	Route   string
+	Path    Path
+	Message string
+}
+
+func (p Problem) Error() string {
+	if len(p.Path) == 0 {
+		return fmt.Sprintf("route %q: %s", p.Route, p.Message)
+	}
+	return fmt.Sprintf("route %q: %s: %s", p.Route, p.Path, p.Message)
+}
+
+// Problems is a list of configuration errors; it is an error when not empty.
+type Problems []Problem
+
+func (ps Problems) Error() string {
+	msgs := make([]string, len(ps))
+	for i, p := range ps {
+		msgs[i] = p.Error()
+	}
+	return strings.Join(msgs, "\n")
+}
+
+// Err returns ps as an error, or nil when there are no problems.
+func (ps Problems) Err() error {
+	if len(ps) == 0 {
+		return nil
+	}
+	return ps
+}
+
+// Validate checks every route with ValidateRoute and the rules that span routes: unique names,
+// unique priorities among non-default routes (a default route's priority has no effect) and at
+// most one default route. A problem that involves several routes is reported on each of them.
+func Validate(routes []Route) Problems {
+	var ps Problems
+	for _, r := range routes {
+		ps = append(ps, ValidateRoute(r)...)
+	}
+
+	seen := map[string]bool{}
+	byPriority := map[int64][]string{}
+	var defaults []string
+	for _, r := range routes {
+		if r.Name != "" && seen[r.Name] {
+			ps = append(ps, Problem{r.Name, Path{Attr("name")}, "more than one route has this name; route names must be unique"})
+		}
+		seen[r.Name] = true
+		if r.Default {
+			defaults = append(defaults, r.Name)
+		} else {
+			byPriority[r.Priority] = append(byPriority[r.Priority], r.Name)
+		}
+	}
+	for _, r := range routes {
+		if r.Default {
+			if others := without(defaults, r.Name); len(others) > 0 {
+				ps = append(ps, Problem{r.Name, Path{Attr("default")},
+					fmt.Sprintf("%s also the default; at most one route may be the default", quoteRoutes(others, "is", "are"))})
+			}
+		} else if others := without(byPriority[r.Priority], r.Name); len(others) > 0 {
+			ps = append(ps, Problem{r.Name, Path{Attr("priority")},
+				fmt.Sprintf("%d is also the priority of %s; priorities must be unique", r.Priority, quoteRoutes(others, "", ""))})
+		}
+	}
+	return ps
+}
+
+// without returns names with one occurrence of name removed.
+func without(names []string, name string) []string {
+	i := slices.Index(names, name)
+	if i < 0 {
+		return names
+	}
+	return slices.Delete(slices.Clone(names), i, i+1)
+}
+
+// quoteRoutes renders `route "a"` or `routes "a", "b"`, followed by the verb for one or many.
+func quoteRoutes(names []string, one, many string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	s, verb := "route ", one
+	if len(names) > 1 {
+		s, verb = "routes ", many
+	}
+	s += strings.Join(q, ", ")
+	if verb != "" {
+		s += " " + verb
+	}
+	return s
+}
+
+// ValidateRoute checks one route on its own: name, criteria, default-route rules, the registry
+// chain, the replication wait and the label selectors.
+func ValidateRoute(r Route) Problems {
+	v := routeValidator{route: r.Name}
+	if r.Name == "" {
+		v.add(Path{Attr("name")}, "must not be empty")
+	}
+	hasCriteria := len(r.ClusterNames)+len(r.ClusterGroups)+len(r.ClusterSelectors) > 0
+	switch {
+	case r.Default:
+		for _, f := range []struct {
+			attr string
+			n    int
+		}{{"cluster_names", len(r.ClusterNames)}, {"cluster_groups", len(r.ClusterGroups)}, {"cluster_selectors", len(r.ClusterSelectors)}} {
+			if f.n > 0 {
+				v.add(Path{Attr(f.attr)}, "a default route takes no criteria: it catches every cluster no other route matches")
+			}
+		}
+	case !hasCriteria:
+		v.add(nil, "a route that is not the default needs at least one of cluster_names, cluster_groups or cluster_selectors")
+	}
+	v.list("cluster_names", "cluster", r.ClusterNames)
+	v.list("cluster_groups", "cluster group", r.ClusterGroups)
+	for i, s := range r.ClusterSelectors {
+		v.selector(Path{Attr("cluster_selectors"), Index(i)}, s)
+	}
+	if len(r.Registries) == 0 {
+		v.add(Path{Attr("registries")}, "must name at least one registry")
+	}
+	v.list("registries", "registry", r.Registries)
+	if r.ReplicationWait < 0 {
+		v.add(Path{Attr("replication_wait")}, fmt.Sprintf("must not be negative, got %s", r.ReplicationWait))
+	}
+	return v.problems
+}
+
+type routeValidator struct {
+	route    string
+	problems Problems
+}
+
+func (v *routeValidator) add(p Path, msg string) {
+	v.problems = append(v.problems, Problem{v.route, p, msg})
+}
+
+// list checks that a list attribute has no empty and no repeated entries.
+func (v *routeValidator) list(attr, noun string, items []string) {
+	first := map[string]int{}
+	for i, it := range items {
+		p := Path{Attr(attr), Index(i)}
+		if it == "" {
+			v.add(p, "must not be empty")
+			continue
+		}
+		if j, dup := first[it]; dup {
+			v.add(p, fmt.Sprintf("%s %q is already listed at %s[%d]", noun, it, attr, j))
+			continue
+		}
+		first[it] = i
+	}
+}
+
+func (v *routeValidator) selector(p Path, s Selector) {
+	for _, k := range slices.Sorted(maps.Keys(s.MatchLabels)) {
+		kp := append(slices.Clip(p), Attr("match_labels"), Key(k))
+		v.labelKey(kp, k)
+		v.labelValue(kp, s.MatchLabels[k])
+	}
+	for i, e := range s.MatchExpressions {
+		ep := append(slices.Clip(p), Attr("match_expressions"), Index(i))
+		v.labelKey(append(slices.Clip(ep), Attr("key")), e.Key)
+		vp := append(slices.Clip(ep), Attr("values"))
+		switch e.Operator {
+		case In, NotIn:
+			if len(e.Values) == 0 {
+				v.add(vp, fmt.Sprintf("operator %s needs at least one value", e.Operator))
+			}
+			for j, val := range e.Values {
+				v.labelValue(append(slices.Clip(vp), Index(j)), val)
+			}
+		case Exists, DoesNotExist:
+			if len(e.Values) > 0 {
+				v.add(vp, fmt.Sprintf("operator %s takes no values", e.Operator))
+			}
+		default:
+			v.add(append(slices.Clip(ep), Attr("operator")),
+				fmt.Sprintf("unsupported operator %q; use In, NotIn, Exists or DoesNotExist", e.Operator))
+		}
+	}
+}
+
+func (v *routeValidator) labelKey(p Path, k string) {
+	if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+		v.add(p, fmt.Sprintf("invalid label key %q: %s", k, strings.Join(errs, "; ")))
+	}
+}
+
+func (v *routeValidator) labelValue(p Path, val string) {
+	if errs := validation.IsValidLabelValue(val); len(errs) > 0 {
+		v.add(p, fmt.Sprintf("invalid label value %q: %s", val, strings.Join(errs, "; ")))
+	}
+}
