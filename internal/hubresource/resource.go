@@ -1,0 +1,365 @@
+// Package hubresource is the one engine behind every Terraform resource that is one hub object.
+//
+// A resource is declared as a Kind: its schema, model → object and object → model. The engine
+// does the rest the same way for all of them: server-side apply as the provider's field manager,
+// read with not-found → removed from state, delete and wait, import by `workspace/name`, retries
+// on conflicts and transient errors, timeouts, the workspace default, and plan-time checks.
+package hubresource
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/umkim/terraform-provider-fleet/internal/hub"
+)
+
+// Meta holds the attributes every hub-object resource has. Models embed it.
+type Meta struct {
+	ID        types.String   `tfsdk:"id"`
+	Name      types.String   `tfsdk:"name"`
+	Workspace types.String   `tfsdk:"workspace"`
+	Timeouts  timeouts.Value `tfsdk:"timeouts"`
+}
+
+func (m *Meta) meta() *Meta { return m }
+
+// Model is satisfied by pointers to structs that embed Meta.
+type Model interface{ meta() *Meta }
+
+// Env is what the provider hands to resources: the hub client (nil when the hub settings are not
+// known yet) and the default workspace.
+type Env struct {
+	Client    *hub.Client
+	Workspace string
+	// ClientErr explains why Client is nil.
+	ClientErr error
+}
+
+// Kind declares one resource. M is its model, a struct embedding Meta.
+type Kind[M any] struct {
+	// TypeName is the resource name without the provider prefix, e.g. "oci_registry".
+	TypeName string
+	// Description is the resource's documentation (Markdown).
+	Description string
+	// Object is the hub kind this resource manages.
+	Object hub.Kind
+	// Attributes are the resource's own attributes; id, name, workspace and timeouts are added.
+	Attributes map[string]schema.Attribute
+	// Blocks are the resource's own blocks, if any.
+	Blocks map[string]schema.Block
+
+	// Expand builds the desired object from the planned model; config holds write-only values,
+	// which are never in the plan. The engine sets apiVersion, kind, name and namespace.
+	Expand func(ctx context.Context, plan, config *M) (*unstructured.Unstructured, diag.Diagnostics)
+	// Flatten writes the object's fields into the model (Meta is set by the engine). Attributes
+	// the object does not carry, such as write-only values, are left as they are.
+	Flatten func(ctx context.Context, obj *unstructured.Unstructured, into *M) diag.Diagnostics
+
+	// Validate runs offline checks on the configuration; values may be unknown.
+	Validate func(ctx context.Context, config *M) diag.Diagnostics
+	// CheckPlan runs hub-aware checks on a planned create or update. It is called only when the
+	// hub is reachable; prior is nil on create.
+	CheckPlan func(ctx context.Context, env *Env, plan, prior *M) diag.Diagnostics
+}
+
+// Resource is the Terraform resource for a Kind.
+type Resource[M any, P interface {
+	*M
+	Model
+}] struct {
+	kind Kind[M]
+	env  *Env
+}
+
+var (
+	_ resource.ResourceWithConfigure      = &Resource[struct{ Meta }, *struct{ Meta }]{}
+	_ resource.ResourceWithImportState    = &Resource[struct{ Meta }, *struct{ Meta }]{}
+	_ resource.ResourceWithModifyPlan     = &Resource[struct{ Meta }, *struct{ Meta }]{}
+	_ resource.ResourceWithValidateConfig = &Resource[struct{ Meta }, *struct{ Meta }]{}
+)
+
+// New returns a constructor for the provider's Resources list.
+func New[M any, P interface {
+	*M
+	Model
+}](kind Kind[M]) func() resource.Resource {
+	return func() resource.Resource { return &Resource[M, P]{kind: kind} }
+}
+
+const defaultTimeout = 5 * time.Minute
+
+func (r *Resource[M, P]) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_" + r.kind.TypeName
+}
+
+func (r *Resource[M, P]) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	attrs := map[string]schema.Attribute{
+		"id": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: "`workspace/name`, the import ID.",
+		},
+		"name": schema.StringAttribute{
+			Required:            true,
+			MarkdownDescription: fmt.Sprintf("Name of the %s on the hub (a DNS subdomain name). Changing it replaces the resource.", r.kind.Object.Kind),
+			Validators:          []validator.String{dnsSubdomain{}},
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+		},
+		"workspace": schema.StringAttribute{
+			Optional:            true,
+			Computed:            true,
+			MarkdownDescription: "Workspace (hub namespace) of the object. Defaults to the provider's `workspace`. Changing it replaces the resource.",
+			Validators:          []validator.String{dnsLabel{}},
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplaceIfConfigured(), stringplanmodifier.UseStateForUnknown()},
+		},
+	}
+	for k, v := range r.kind.Attributes {
+		attrs[k] = v
+	}
+	blocks := map[string]schema.Block{
+		"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Read: true, Update: true, Delete: true}),
+	}
+	for k, v := range r.kind.Blocks {
+		blocks[k] = v
+	}
+	resp.Schema = schema.Schema{MarkdownDescription: r.kind.Description, Attributes: attrs, Blocks: blocks}
+}
+
+func (r *Resource[M, P]) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	if req.ProviderData == nil {
+		return
+	}
+	env, ok := req.ProviderData.(*Env)
+	if !ok {
+		resp.Diagnostics.AddError("Unexpected provider data", fmt.Sprintf("expected *hubresource.Env, got %T; this is a bug in the provider", req.ProviderData))
+		return
+	}
+	r.env = env
+}
+
+func (r *Resource[M, P]) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	if r.kind.Validate == nil {
+		return
+	}
+	var config M
+	if resp.Diagnostics.Append(req.Config.Get(ctx, &config)...); resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.kind.Validate(ctx, &config)...)
+}
+
+// ModifyPlan fills in the default workspace and runs the hub-aware checks. When the hub cannot be
+// asked, the checks are skipped with a warning: a plan never fails because a check could not run.
+func (r *Resource[M, P]) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() || r.env == nil { // destroy, or provider not configured yet
+		return
+	}
+	var plan M
+	if resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...); resp.Diagnostics.HasError() {
+		return
+	}
+	meta := P(&plan).meta()
+	var configured types.String
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("workspace"), &configured)...)
+	if configured.IsNull() && meta.Workspace.IsUnknown() {
+		meta.Workspace = types.StringValue(r.env.Workspace)
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("workspace"), meta.Workspace)...)
+	}
+	if !meta.Workspace.IsUnknown() && !meta.Name.IsUnknown() {
+		meta.ID = types.StringValue(meta.Workspace.ValueString() + "/" + meta.Name.ValueString())
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), meta.ID)...)
+	}
+	if r.kind.CheckPlan == nil {
+		return
+	}
+	if r.env.Client == nil {
+		resp.Diagnostics.AddWarning("Hub checks skipped",
+			fmt.Sprintf("The %s plan was not checked against the hub: %v.", r.typeName(), r.env.ClientErr))
+		return
+	}
+	var prior *M
+	if !req.State.Raw.IsNull() {
+		prior = new(M)
+		if resp.Diagnostics.Append(req.State.Get(ctx, prior)...); resp.Diagnostics.HasError() {
+			return
+		}
+	}
+	resp.Diagnostics.Append(r.kind.CheckPlan(ctx, r.env, &plan, prior)...)
+}
+
+func (r *Resource[M, P]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan, config M
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	if resp.Diagnostics.HasError() || !r.clientReady(&resp.Diagnostics) {
+		return
+	}
+	meta := P(&plan).meta()
+	timeout, d := meta.Timeouts.Create(ctx, defaultTimeout)
+	if resp.Diagnostics.Append(d...); d.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	ns, name := meta.Workspace.ValueString(), meta.Name.ValueString()
+	_, err := r.env.Client.Get(ctx, r.kind.Object, ns, name)
+	switch {
+	case err == nil:
+		resp.Diagnostics.AddError(fmt.Sprintf("%s %s/%s already exists", r.kind.Object.Kind, ns, name),
+			fmt.Sprintf("The hub already has this object. To manage it with Terraform, import it:\n  terraform import %s.<label> %s/%s", r.typeName(), ns, name))
+		return
+	case !apierrors.IsNotFound(err):
+		r.hubError(&resp.Diagnostics, "read", ns, name, err)
+		return
+	}
+	r.apply(ctx, &plan, &config, &resp.Diagnostics)
+	if !resp.Diagnostics.HasError() {
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	}
+}
+
+func (r *Resource[M, P]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, config M
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	if resp.Diagnostics.HasError() || !r.clientReady(&resp.Diagnostics) {
+		return
+	}
+	timeout, d := P(&plan).meta().Timeouts.Update(ctx, defaultTimeout)
+	if resp.Diagnostics.Append(d...); d.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	r.apply(ctx, &plan, &config, &resp.Diagnostics)
+	if !resp.Diagnostics.HasError() {
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	}
+}
+
+// apply writes the planned object and reads back what the hub stored into plan.
+func (r *Resource[M, P]) apply(ctx context.Context, plan, config *M, diags *diag.Diagnostics) {
+	meta := P(plan).meta()
+	ns, name := meta.Workspace.ValueString(), meta.Name.ValueString()
+	obj, d := r.kind.Expand(ctx, plan, config)
+	if diags.Append(d...); d.HasError() {
+		return
+	}
+	obj.SetNamespace(ns)
+	obj.SetName(name)
+	tflog.Debug(ctx, "applying hub object", map[string]any{"kind": r.kind.Object.Kind, "namespace": ns, "name": name})
+	out, err := r.env.Client.Apply(ctx, r.kind.Object, obj)
+	if err != nil {
+		r.hubError(diags, "apply", ns, name, err)
+		return
+	}
+	r.flatten(ctx, out, plan, diags)
+}
+
+func (r *Resource[M, P]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state M
+	if resp.Diagnostics.Append(req.State.Get(ctx, &state)...); resp.Diagnostics.HasError() || !r.clientReady(&resp.Diagnostics) {
+		return
+	}
+	meta := P(&state).meta()
+	timeout, d := meta.Timeouts.Read(ctx, defaultTimeout)
+	if resp.Diagnostics.Append(d...); d.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	ns, name := meta.Workspace.ValueString(), meta.Name.ValueString()
+	obj, err := r.env.Client.Get(ctx, r.kind.Object, ns, name)
+	if apierrors.IsNotFound(err) {
+		tflog.Info(ctx, "hub object is gone; removing it from state", map[string]any{"namespace": ns, "name": name})
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		r.hubError(&resp.Diagnostics, "read", ns, name, err)
+		return
+	}
+	r.flatten(ctx, obj, &state, &resp.Diagnostics)
+	if !resp.Diagnostics.HasError() {
+		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	}
+}
+
+func (r *Resource[M, P]) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state M
+	if resp.Diagnostics.Append(req.State.Get(ctx, &state)...); resp.Diagnostics.HasError() || !r.clientReady(&resp.Diagnostics) {
+		return
+	}
+	meta := P(&state).meta()
+	timeout, d := meta.Timeouts.Delete(ctx, defaultTimeout)
+	if resp.Diagnostics.Append(d...); d.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	ns, name := meta.Workspace.ValueString(), meta.Name.ValueString()
+	if err := r.env.Client.Delete(ctx, r.kind.Object, ns, name); err != nil {
+		r.hubError(&resp.Diagnostics, "delete", ns, name, err)
+	}
+}
+
+// ImportState takes `workspace/name`, or `name` in the provider's default workspace.
+func (r *Resource[M, P]) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	ns, name, ok := strings.Cut(req.ID, "/")
+	if !ok {
+		ns, name = "", req.ID
+		if r.env != nil {
+			ns = r.env.Workspace
+		}
+	}
+	if ns == "" || name == "" || strings.Contains(name, "/") {
+		resp.Diagnostics.AddError("Invalid import ID",
+			fmt.Sprintf("Expected \"workspace/name\" (for example fleet-default/my-object), got %q.", req.ID))
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), ns+"/"+name)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("workspace"), ns)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
+}
+
+func (r *Resource[M, P]) flatten(ctx context.Context, obj *unstructured.Unstructured, into *M, diags *diag.Diagnostics) {
+	meta := P(into).meta()
+	meta.Name = types.StringValue(obj.GetName())
+	meta.Workspace = types.StringValue(obj.GetNamespace())
+	meta.ID = types.StringValue(obj.GetNamespace() + "/" + obj.GetName())
+	diags.Append(r.kind.Flatten(ctx, obj, into)...)
+}
+
+func (r *Resource[M, P]) clientReady(diags *diag.Diagnostics) bool {
+	if r.env != nil && r.env.Client != nil {
+		return true
+	}
+	detail := "The provider has no hub connection."
+	if r.env != nil && r.env.ClientErr != nil {
+		detail = r.env.ClientErr.Error()
+	}
+	diags.AddError("Hub not configured", detail)
+	return false
+}
+
+func (r *Resource[M, P]) hubError(diags *diag.Diagnostics, verb, ns, name string, err error) {
+	diags.AddError(fmt.Sprintf("Cannot %s %s %s/%s", verb, r.kind.Object.Kind, ns, name), err.Error())
+}
+
+func (r *Resource[M, P]) typeName() string { return "fleet_" + r.kind.TypeName }
