@@ -154,4 +154,3 @@ func sameResolution(a, b routing.Resolution) bool {
 	return a.Cluster == b.Cluster && a.Route == b.Route && a.Priority == b.Priority &&
 		slices.Equal(a.Registries, b.Registries) && a.ReplicationWait == b.ReplicationWait && a.MatchedBy == b.MatchedBy
 }
-
