@@ -1,0 +1,284 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+const (
+	testPushPassword  = "push-S3cret-7f1c"
+	testAgentPassword = "agent-S3cret-9b2e"
+)
+
+func registryConfig(ws, name, body string) string {
+	return fmt.Sprintf(`
+resource "fleet_oci_registry" %[2]q {
+  name      = %[2]q
+  workspace = %[1]q
+%[3]s
+}
+`, ws, name, body)
+}
+
+func getSecret(t *testing.T, kube kubernetes.Interface, ws, name string) *corev1.Secret {
+	t.Helper()
+	s, err := kube.CoreV1().Secrets(ws).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("get Secret %s/%s: %v", ws, name, err)
+	}
+	return s
+}
+
+// checkSecret asserts the hub Secret's type, role label and exactly the given data keys.
+func checkSecret(t *testing.T, kube kubernetes.Interface, ws, name, role string, want map[string]string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		s := getSecret(t, kube, ws, name)
+		if s.Type != OCIRegistrySecretType {
+			return fmt.Errorf("Secret type = %q, want %q", s.Type, OCIRegistrySecretType)
+		}
+		if got := s.Labels[OCIRegistryRoleLabel]; got != role {
+			return fmt.Errorf("role label = %q, want %q", got, role)
+		}
+		if len(s.Data) != len(want) {
+			keys := []string{}
+			for k := range s.Data {
+				keys = append(keys, k)
+			}
+			return fmt.Errorf("Secret keys = %v, want %d keys", keys, len(want))
+		}
+		for k, v := range want {
+			if got, ok := s.Data[k]; !ok || string(got) != v {
+				return fmt.Errorf("Secret data[%s] = %q (present %v), want %q", k, got, ok, v)
+			}
+		}
+		return nil
+	}
+}
+
+func TestAccOCIRegistry_lifecycle(t *testing.T) {
+	kube := testHub(t)
+	ws := testWorkspace(t, kube)
+	addr := "fleet_oci_registry.central"
+
+	created := registryConfig(ws, "central", `
+  role                      = "source"
+  reference                 = "harbor.example.com/fleet"
+  username                  = "pusher"
+  password_wo               = "`+testPushPassword+`"
+  password_wo_version       = 1
+  agent_username            = "puller"
+  agent_password_wo         = "`+testAgentPassword+`"
+  agent_password_wo_version = 1
+`)
+	updated := registryConfig(ws, "central", `
+  role                      = "source"
+  reference                 = "harbor.example.com:8443/fleet/bundles"
+  username                  = "pusher"
+  password_wo               = "`+testPushPassword+`"
+  password_wo_version       = 1
+  agent_username            = "puller"
+  agent_password_wo         = "`+testAgentPassword+`"
+  agent_password_wo_version = 1
+  basic_http                = true
+  ca_certs                  = <<-PEM
+`+testCA+`  PEM
+`)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Providers,
+		CheckDestroy: func(*terraform.State) error {
+			_, err := kube.CoreV1().Secrets(ws).Get(context.Background(), "central", metav1.GetOptions{})
+			if !apierrors.IsNotFound(err) {
+				return fmt.Errorf("Secret %s/central still on the hub after destroy (err=%v)", ws, err)
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{
+			{
+				Config: created,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(addr, "id", ws+"/central"),
+					resource.TestCheckResourceAttr(addr, "workspace", ws),
+					resource.TestCheckResourceAttr(addr, "role", "source"),
+					resource.TestCheckResourceAttr(addr, "reference", "harbor.example.com/fleet"),
+					resource.TestCheckResourceAttr(addr, "insecure_skip_tls", "false"),
+					resource.TestCheckResourceAttr(addr, "basic_http", "false"),
+					resource.TestCheckNoResourceAttr(addr, "password_wo"),
+					resource.TestCheckNoResourceAttr(addr, "agent_password_wo"),
+					checkNoSecretInState(testPushPassword, testAgentPassword),
+					checkSecret(t, kube, ws, "central", "source", map[string]string{
+						"reference": "harbor.example.com/fleet", "username": "pusher", "password": testPushPassword,
+						"agentUsername": "puller", "agentPassword": testAgentPassword,
+						"basicHTTP": "false", "insecureSkipTLS": "false",
+					}),
+				),
+			},
+			{
+				Config: updated,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(addr, "reference", "harbor.example.com:8443/fleet/bundles"),
+					resource.TestCheckResourceAttr(addr, "basic_http", "true"),
+					checkNoSecretInState(testPushPassword, testAgentPassword),
+					checkSecret(t, kube, ws, "central", "source", map[string]string{
+						"reference": "harbor.example.com:8443/fleet/bundles", "username": "pusher", "password": testPushPassword,
+						"agentUsername": "puller", "agentPassword": testAgentPassword,
+						"basicHTTP": "true", "insecureSkipTLS": "false", "cacerts": testCA,
+					}),
+				),
+			},
+			{
+				ResourceName:            addr,
+				ImportState:             true,
+				ImportStateId:           ws + "/central",
+				ImportStateVerify:       true,
+				ImportStateVerifyIgnore: []string{"password_wo_version", "agent_password_wo_version", "timeouts"},
+			},
+			{
+				// Drift: the reference and the role change out of band; the plan puts them back.
+				PreConfig: func() {
+					s := getSecret(t, kube, ws, "central")
+					s.Data["reference"] = []byte("elsewhere.example.com")
+					s.Labels[OCIRegistryRoleLabel] = "mirror"
+					if _, err := kube.CoreV1().Secrets(ws).Update(context.Background(), s, metav1.UpdateOptions{}); err != nil {
+						t.Fatalf("out-of-band update: %v", err)
+					}
+				},
+				Config: updated,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(addr, tfjsonpath.New("reference"), knownvalue.StringExact("harbor.example.com:8443/fleet/bundles")),
+				}},
+				Check: checkSecret(t, kube, ws, "central", "source", map[string]string{
+					"reference": "harbor.example.com:8443/fleet/bundles", "username": "pusher", "password": testPushPassword,
+					"agentUsername": "puller", "agentPassword": testAgentPassword,
+					"basicHTTP": "true", "insecureSkipTLS": "false", "cacerts": testCA,
+				}),
+			},
+			{
+				// Drift: the Secret is deleted out of band; the plan creates it again.
+				PreConfig: func() {
+					if err := kube.CoreV1().Secrets(ws).Delete(context.Background(), "central", metav1.DeleteOptions{}); err != nil {
+						t.Fatalf("out-of-band delete: %v", err)
+					}
+				},
+				Config: updated,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionCreate),
+				}},
+				Check: resource.TestCheckResourceAttr(addr, "reference", "harbor.example.com:8443/fleet/bundles"),
+			},
+		},
+	})
+}
+
+func TestAccOCIRegistry_invalidInputWritesNothing(t *testing.T) {
+	kube := testHub(t)
+	ws := testWorkspace(t, kube)
+	source := registryConfig(ws, "central", `
+  role      = "source"
+  reference = "harbor.example.com/fleet"
+`)
+	invalid := []struct {
+		name, body string
+		want       *regexp.Regexp
+	}{
+		{"scheme", `role = "mirror"
+  reference = "oci://harbor.example.com/fleet"`, regexp.MustCompile(`(?s)Invalid registry reference.*has a scheme \(oci://\)`)},
+		{"port", `role = "mirror"
+  reference = "harbor.example.com:99999"`, regexp.MustCompile(`port "99999" must be a number from 1 to 65535`)},
+		{"uppercase path", `role = "mirror"
+  reference = "harbor.example.com/Fleet"`, regexp.MustCompile(`path component "Fleet"`)},
+		{"role", `role = "primary"
+  reference = "harbor.example.com"`, regexp.MustCompile(`(?s)role.*value must be one of`)},
+		{"pem", `role = "mirror"
+  reference = "harbor.example.com"
+  ca_certs  = "not a certificate"`, regexp.MustCompile(`(?s)Invalid CA bundle.*no PEM certificate found`)},
+		{"pem key", `role = "mirror"
+  reference = "harbor.example.com"
+  ca_certs  = "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"`, regexp.MustCompile(`is a "PRIVATE KEY", not a CERTIFICATE`)},
+		{"password without user", `role = "mirror"
+  reference = "harbor.example.com"
+  password_wo = "x"`, regexp.MustCompile(`password_wo is set but username is not`)},
+		{"name", `role = "mirror"
+  reference = "harbor.example.com"`, regexp.MustCompile(`"Bad_Name" is not a valid Kubernetes name`)},
+	}
+	var steps []resource.TestStep
+	for _, tc := range invalid {
+		name := "bad"
+		if tc.name == "name" {
+			name = "Bad_Name"
+		}
+		steps = append(steps, resource.TestStep{Config: registryConfig(ws, name, tc.body), ExpectError: tc.want, PlanOnly: true})
+	}
+	steps = append(steps,
+		resource.TestStep{Config: source},
+		resource.TestStep{
+			// A second source in the workspace is refused at plan time, naming the existing one.
+			Config:      source + registryConfig(ws, "second", `role = "source"`+"\n  reference = \"zot.example.com\""),
+			ExpectError: regexp.MustCompile(`(?s)Second source registry.*already has the source registry "central"`),
+		},
+		resource.TestStep{
+			Config: source,
+			Check: func(*terraform.State) error {
+				list, err := kube.CoreV1().Secrets(ws).List(context.Background(), metav1.ListOptions{})
+				if err != nil {
+					return err
+				}
+				if len(list.Items) != 1 || list.Items[0].Name != "central" {
+					names := []string{}
+					for _, s := range list.Items {
+						names = append(names, s.Name)
+					}
+					return fmt.Errorf("workspace holds Secrets %v, want only central: invalid input wrote to the hub", names)
+				}
+				return nil
+			},
+		},
+	)
+	resource.Test(t, resource.TestCase{ProtoV6ProviderFactories: protoV6Providers, Steps: steps})
+}
+
+func TestAccProvider_unreachableHub(t *testing.T) {
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Providers,
+		Steps: []resource.TestStep{{
+			Config: `
+provider "fleet" {
+  host     = "https://127.0.0.1:1"
+  insecure = true
+  token    = "unused"
+}
+resource "fleet_oci_registry" "r" {
+  name      = "r"
+  role      = "mirror"
+  reference = "harbor.example.com"
+}`,
+			ExpectError: regexp.MustCompile(`(?s)hub unreachable at https://127.0.0.1:1.*check the provider's host or config_path`),
+		}, {
+			Config: `
+provider "fleet" {
+  config_path = "/nonexistent/kubeconfig"
+}
+resource "fleet_oci_registry" "r" {
+  name      = "r"
+  role      = "mirror"
+  reference = "harbor.example.com"
+}`,
+			ExpectError: regexp.MustCompile(`(?s)Invalid hub connection settings.*config_path "/nonexistent/kubeconfig"`),
+		}},
+	})
+}
