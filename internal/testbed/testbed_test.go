@@ -1,0 +1,317 @@
+package testbed
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/clientcmd"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/umkim/terraform-provider-fleet/config/crd"
+)
+
+// startHub starts a hub, skipping the test when the binaries are missing unless
+// FLEET_REQUIRE_TESTBED=1.
+func startHub(t *testing.T) *Hub {
+	t.Helper()
+	begin := time.Now()
+	h, err := Start(t.Context(), Options{})
+	if errors.Is(err, ErrBinariesMissing) && os.Getenv(EnvRequire) != "1" {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("hub started in %v at %s", time.Since(begin).Round(time.Millisecond), h.APIServerURL())
+	t.Cleanup(func() {
+		if err := h.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return h
+}
+
+func TestHub(t *testing.T) {
+	h := startHub(t)
+	ctx := t.Context()
+
+	if got := len(processesNaming(h.Dir)); got != 2 {
+		t.Errorf("%d processes name %s, want 2 (etcd, kube-apiserver)", got, h.Dir)
+	}
+	for _, addr := range ports(h) {
+		if host, _, _ := net.SplitHostPort(addr); host != "127.0.0.1" {
+			t.Errorf("listening on %s, want 127.0.0.1", addr)
+		}
+	}
+
+	c, err := h.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("CRDs established", func(t *testing.T) {
+		want, err := crd.CRDs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want {
+			var got apiextensionsv1.CustomResourceDefinition
+			if err := c.Get(ctx, client.ObjectKey{Name: w.Name}, &got); err != nil {
+				t.Fatal(err)
+			}
+			if !established(&got) {
+				t.Errorf("%s is not Established: %+v", w.Name, got.Status.Conditions)
+			}
+		}
+	})
+
+	t.Run("ManagedCluster", func(t *testing.T) {
+		mc := &clusterv1.ManagedCluster{
+			ObjectMeta: metav1.ObjectMeta{Name: "edge-1", Labels: map[string]string{"site": "berlin"}},
+			Spec:       clusterv1.ManagedClusterSpec{HubAcceptsClient: true, LeaseDurationSeconds: 120},
+		}
+		if err := c.Create(ctx, mc); err != nil {
+			t.Fatal(err)
+		}
+		var got clusterv1.ManagedCluster
+		if err := c.Get(ctx, client.ObjectKey{Name: "edge-1"}, &got); err != nil {
+			t.Fatal(err)
+		}
+		if !got.Spec.HubAcceptsClient || got.Spec.LeaseDurationSeconds != 120 || got.Labels["site"] != "berlin" {
+			t.Errorf("read back spec %+v labels %v, want hubAcceptsClient, lease 120, site=berlin", got.Spec, got.Labels)
+		}
+	})
+
+	t.Run("ManifestWork", func(t *testing.T) {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "edge-1"}}); err != nil {
+			t.Fatal(err)
+		}
+		cm := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"chain","namespace":"apps"},"data":{"registry":"oci://mirror.example/fleet"}}`
+		mw := &workv1.ManifestWork{
+			ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "edge-1"},
+			Spec: workv1.ManifestWorkSpec{Workload: workv1.ManifestsTemplate{Manifests: []workv1.Manifest{
+				{RawExtension: runtime.RawExtension{Raw: []byte(cm)}},
+			}}},
+		}
+		if err := c.Create(ctx, mw); err != nil {
+			t.Fatal(err)
+		}
+		var got workv1.ManifestWork
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "edge-1", Name: "app"}, &got); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(got.Spec.Workload.Manifests); n != 1 {
+			t.Fatalf("%d manifests, want 1", n)
+		}
+		if raw := string(got.Spec.Workload.Manifests[0].Raw); !strings.Contains(raw, `"registry":"oci://mirror.example/fleet"`) {
+			t.Errorf("manifest read back as %s", raw)
+		}
+	})
+
+	t.Run("kubeconfig file", func(t *testing.T) {
+		cfg, err := clientcmd.BuildConfigFromFlags("", h.Kubeconfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Host != h.APIServerURL() {
+			t.Errorf("kubeconfig server %s, want %s", cfg.Host, h.APIServerURL())
+		}
+		fresh, err := client.New(cfg, client.Options{Scheme: Scheme()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got clusterv1.ManagedCluster
+		if err := fresh.Get(ctx, client.ObjectKey{Name: "edge-1"}, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Labels["site"] != "berlin" {
+			t.Errorf("labels %v, want site=berlin", got.Labels)
+		}
+		fi, err := os.Stat(h.Kubeconfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if perm := fi.Mode().Perm(); perm != 0o600 {
+			t.Errorf("kubeconfig mode %v, want 0600: it holds the admin key", perm)
+		}
+		copyPath := filepath.Join(t.TempDir(), "sub", "kubeconfig")
+		if err := h.WriteKubeconfig(copyPath); err != nil {
+			t.Fatal(err)
+		}
+		if cfg, err := clientcmd.BuildConfigFromFlags("", copyPath); err != nil || cfg.Host != h.APIServerURL() {
+			t.Errorf("copied kubeconfig: host %v, err %v", cfg, err)
+		}
+	})
+
+	addrs, webhookCerts := ports(h), h.env.WebhookInstallOptions.LocalServingCertDir
+	begin := time.Now()
+	if err := h.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("hub stopped in %v", time.Since(begin).Round(time.Millisecond))
+
+	if pids := processesNaming(h.Dir); len(pids) > 0 {
+		t.Errorf("processes %v still name %s after Stop", pids, h.Dir)
+	}
+	for _, dir := range []string{h.Dir, webhookCerts} {
+		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s left after Stop (stat: %v)", dir, err)
+		}
+	}
+	for _, addr := range addrs {
+		if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			conn.Close()
+			t.Errorf("%s still accepts connections after Stop", addr)
+		}
+	}
+	if err := h.Stop(); err != nil {
+		t.Errorf("second Stop: %v", err)
+	}
+}
+
+// TestReapStale plays a run killed before Stop: its hub's owner is gone, so the next Start's
+// sweep must end its processes and remove its folder.
+func TestReapStale(t *testing.T) {
+	h := startHub(t)
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(h.Dir, ownerFile), []byte(strconv.Itoa(dead.Process.Pid)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	other := t.TempDir() // a live hub's folder must survive the sweep
+	live := filepath.Join(os.TempDir(), dirPrefix+"live-"+filepath.Base(other))
+	if err := os.Mkdir(live, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(live) })
+	if err := writeOwner(live); err != nil {
+		t.Fatal(err)
+	}
+
+	reapStale()
+
+	if pids := processesNaming(h.Dir); len(pids) > 0 {
+		t.Errorf("processes %v of the stale hub survived", pids)
+	}
+	if _, err := os.Stat(h.Dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("stale hub folder %s left (stat: %v)", h.Dir, err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("live hub folder removed: %v", err)
+	}
+}
+
+func TestBinDir(t *testing.T) {
+	t.Run("env", func(t *testing.T) {
+		t.Setenv(EnvBinDir, "/opt/hub/bin")
+		if got, err := BinDir(); err != nil || got != "/opt/hub/bin" {
+			t.Errorf("BinDir() = %q, %v; want /opt/hub/bin", got, err)
+		}
+	})
+	t.Run("repo root", func(t *testing.T) {
+		t.Setenv(EnvBinDir, "")
+		got, err := BinDir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		root, _ := filepath.Abs("../..") // this package is internal/testbed
+		if got != filepath.Join(root, "bin") {
+			t.Errorf("BinDir() = %q, want %q", got, filepath.Join(root, "bin"))
+		}
+	})
+	t.Run("outside the repo", func(t *testing.T) {
+		t.Setenv(EnvBinDir, "")
+		t.Chdir(t.TempDir())
+		if _, err := BinDir(); err == nil || !strings.Contains(err.Error(), EnvBinDir) {
+			t.Errorf("BinDir() error = %v, want one naming %s", err, EnvBinDir)
+		}
+	})
+}
+
+func TestCheckBinaries(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		files   map[string]os.FileMode
+		missing []string
+	}{
+		{name: "both", files: map[string]os.FileMode{"etcd": 0o755, "kube-apiserver": 0o755}},
+		{name: "none", missing: []string{"kube-apiserver", "etcd"}},
+		{name: "not executable", files: map[string]os.FileMode{"etcd": 0o755, "kube-apiserver": 0o644}, missing: []string{"kube-apiserver"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, mode := range tc.files {
+				if err := os.WriteFile(filepath.Join(dir, name), nil, mode); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := CheckBinaries(dir)
+			if len(tc.missing) == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrBinariesMissing) {
+				t.Fatalf("err = %v, want ErrBinariesMissing", err)
+			}
+			for _, want := range append(slices.Clone(tc.missing), "make tools", dir) {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not mention %q", err, want)
+				}
+			}
+		})
+	}
+}
+
+func TestTail(t *testing.T) {
+	tl := &tail{max: 8}
+	for _, s := range []string{"first line\n", "0123", "456789"} {
+		tl.Write([]byte(s))
+	}
+	if got, want := tl.report("etcd"), "\n--- last output of etcd ---\n23456789"; got != want {
+		t.Errorf("report = %q, want %q", got, want)
+	}
+	if got := (&tail{max: 8}).report("etcd"); got != "" {
+		t.Errorf("empty report = %q, want empty", got)
+	}
+}
+
+func TestStartCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := Start(ctx, Options{BinDir: t.TempDir()}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Start with a canceled context: %v, want context.Canceled", err)
+	}
+}
+
+func established(c *apiextensionsv1.CustomResourceDefinition) bool {
+	for _, cond := range c.Status.Conditions {
+		if cond.Type == apiextensionsv1.Established {
+			return cond.Status == apiextensionsv1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// ports are the addresses etcd and kube-apiserver serve clients on.
+func ports(h *Hub) []string {
+	return []string{h.env.ControlPlane.Etcd.URL.Host, h.env.ControlPlane.APIServer.SecureServing.HostPort()}
+}
