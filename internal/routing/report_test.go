@@ -149,7 +149,9 @@ func TestStaticShadows(t *testing.T) {
 	one := func(route string, prio int64, field routing.Path, by string, byPrio int64, byField routing.Path) []routing.StaticShadow {
 		return []routing.StaticShadow{{Route: route, Priority: prio, Coverage: []routing.Coverage{{Field: field, By: by, ByPriority: byPrio, ByField: byField}}}}
 	}
-	bySel := func(name string, prio int64, s ...routing.Selector) routing.Route { return withSelectors(route(name, prio), s...) }
+	bySel := func(name string, prio int64, s ...routing.Selector) routing.Route {
+		return withSelectors(route(name, prio), s...)
+	}
 
 	tests := []struct {
 		name   string
@@ -220,7 +222,9 @@ func TestStaticShadows(t *testing.T) {
 }
 
 func TestDiff(t *testing.T) {
-	res := func(cluster, route string) routing.Resolution { return routing.Resolution{Cluster: cluster, Route: route} }
+	res := func(cluster, route string) routing.Resolution {
+		return routing.Resolution{Cluster: cluster, Route: route}
+	}
 	tests := []struct {
 		name          string
 		before, after []routing.Resolution
