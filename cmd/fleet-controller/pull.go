@@ -176,4 +176,3 @@ func (p *progressBar) finish() {
 	}
 	_ = p.bar.Finish()
 }
-
