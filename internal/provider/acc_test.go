@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -73,4 +74,14 @@ func checkNoSecretInState(secrets ...string) func(*terraform.State) error {
 		}
 		return nil
 	}
+}
+
+// expectError matches CLI output that contains the parts in order, whatever the CLI's line
+// wrapping did to the spaces inside them.
+func expectError(parts ...string) *regexp.Regexp {
+	quoted := make([]string, len(parts))
+	for i, p := range parts {
+		quoted[i] = strings.Join(strings.Fields(regexp.QuoteMeta(p)), `\s+`)
+	}
+	return regexp.MustCompile(`(?s)` + strings.Join(quoted, ".*"))
 }

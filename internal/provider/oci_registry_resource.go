@@ -249,7 +249,9 @@ type referenceValidator struct{}
 func (referenceValidator) Description(context.Context) string {
 	return "must be host[:port][/path] without scheme"
 }
-func (v referenceValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+func (v referenceValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
 func (referenceValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
 	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
 		return

@@ -9,8 +9,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
-	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -197,24 +197,24 @@ func TestAccOCIRegistry_invalidInputWritesNothing(t *testing.T) {
 		want       *regexp.Regexp
 	}{
 		{"scheme", `role = "mirror"
-  reference = "oci://harbor.example.com/fleet"`, regexp.MustCompile(`(?s)Invalid registry reference.*has a scheme \(oci://\)`)},
+  reference = "oci://harbor.example.com/fleet"`, expectError("Invalid registry reference", "has a scheme (oci://)")},
 		{"port", `role = "mirror"
-  reference = "harbor.example.com:99999"`, regexp.MustCompile(`port "99999" must be a number from 1 to 65535`)},
+  reference = "harbor.example.com:99999"`, expectError(`port "99999" must be a number from 1 to 65535`)},
 		{"uppercase path", `role = "mirror"
-  reference = "harbor.example.com/Fleet"`, regexp.MustCompile(`path component "Fleet"`)},
+  reference = "harbor.example.com/Fleet"`, expectError(`path component "Fleet"`)},
 		{"role", `role = "primary"
-  reference = "harbor.example.com"`, regexp.MustCompile(`(?s)role.*value must be one of`)},
+  reference = "harbor.example.com"`, expectError("role", "value must be one of")},
 		{"pem", `role = "mirror"
   reference = "harbor.example.com"
-  ca_certs  = "not a certificate"`, regexp.MustCompile(`(?s)Invalid CA bundle.*no PEM certificate found`)},
+  ca_certs  = "not a certificate"`, expectError("Invalid CA bundle", "no PEM certificate found")},
 		{"pem key", `role = "mirror"
   reference = "harbor.example.com"
-  ca_certs  = "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"`, regexp.MustCompile(`is a "PRIVATE KEY", not a CERTIFICATE`)},
+  ca_certs  = "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"`, expectError(`is a "PRIVATE KEY", not a CERTIFICATE`)},
 		{"password without user", `role = "mirror"
   reference = "harbor.example.com"
-  password_wo = "x"`, regexp.MustCompile(`password_wo is set but username is not`)},
+  password_wo = "x"`, expectError("password_wo is set but username is not")},
 		{"name", `role = "mirror"
-  reference = "harbor.example.com"`, regexp.MustCompile(`"Bad_Name" is not a valid Kubernetes name`)},
+  reference = "harbor.example.com"`, expectError(`"Bad_Name" is not a valid Kubernetes name`)},
 	}
 	var steps []resource.TestStep
 	for _, tc := range invalid {
@@ -229,7 +229,7 @@ func TestAccOCIRegistry_invalidInputWritesNothing(t *testing.T) {
 		resource.TestStep{
 			// A second source in the workspace is refused at plan time, naming the existing one.
 			Config:      source + registryConfig(ws, "second", `role = "source"`+"\n  reference = \"zot.example.com\""),
-			ExpectError: regexp.MustCompile(`(?s)Second source registry.*already has the source registry "central"`),
+			ExpectError: expectError("Second source registry", `already has the source registry "central"`),
 		},
 		resource.TestStep{
 			Config: source,
@@ -267,7 +267,7 @@ resource "fleet_oci_registry" "r" {
   role      = "mirror"
   reference = "harbor.example.com"
 }`,
-			ExpectError: regexp.MustCompile(`(?s)hub unreachable at https://127.0.0.1:1.*check the provider's host or config_path`),
+			ExpectError: expectError("hub unreachable at https://127.0.0.1:1", "check the provider's host or config_path"),
 		}, {
 			Config: `
 provider "fleet" {
@@ -278,7 +278,7 @@ resource "fleet_oci_registry" "r" {
   role      = "mirror"
   reference = "harbor.example.com"
 }`,
-			ExpectError: regexp.MustCompile(`(?s)Invalid hub connection settings.*config_path "/nonexistent/kubeconfig"`),
+			ExpectError: expectError("Invalid hub connection settings", `config_path "/nonexistent/kubeconfig"`),
 		}},
 	})
 }

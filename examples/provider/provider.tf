@@ -1,0 +1,19 @@
+# Point the provider at the hub with a kubeconfig (or KUBE_CONFIG_PATH).
+provider "fleet" {
+  config_path    = "~/.kube/config"
+  config_context = "hub"
+  workspace      = "fleet-default"
+}
+
+# Or with explicit settings, e.g. from another module's outputs.
+provider "fleet" {
+  alias                  = "explicit"
+  host                   = "https://hub.example.com:6443"
+  cluster_ca_certificate = file("hub-ca.pem")
+
+  exec {
+    api_version = "client.authentication.k8s.io/v1"
+    command     = "hub-login"
+    args        = ["token"]
+  }
+}

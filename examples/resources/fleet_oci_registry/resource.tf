@@ -1,0 +1,33 @@
+variable "harbor_push_password" {
+  type      = string
+  sensitive = true
+}
+
+variable "harbor_pull_password" {
+  type      = string
+  sensitive = true
+}
+
+# The workspace's source registry: Fleet pushes bundles here.
+resource "fleet_oci_registry" "harbor_central" {
+  name      = "harbor-central"
+  role      = "source"
+  reference = "harbor.example.com/fleet"
+
+  username            = "fleet-push"
+  password_wo         = var.harbor_push_password
+  password_wo_version = 1
+
+  # Agents pull with a read-only robot account.
+  agent_username            = "robot$fleet-pull"
+  agent_password_wo         = var.harbor_pull_password
+  agent_password_wo_version = 1
+}
+
+# A mirror at the edge, served over TLS by a private CA.
+resource "fleet_oci_registry" "zot_stores" {
+  name      = "zot-stores"
+  role      = "mirror"
+  reference = "zot.stores.internal:5000/fleet"
+  ca_certs  = file("${path.module}/stores-ca.pem")
+}

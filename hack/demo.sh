@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# make demo: start the local hub, apply examples/quickstart with OpenTofu and the provider built
+# in bin/, then show what landed on the hub. The hub keeps running so you can explore it;
+# `make hub-down` stops it and removes .hub/ (the demo's state included).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+hack/hub-up.sh
+export KUBE_CONFIG_PATH=$root/.hub/kubeconfig
+
+# Use the provider from bin/ instead of a registry download (OpenTofu and Terraform addresses).
+work=$root/.hub/demo
+mkdir -p "$work"
+cp examples/quickstart/*.tf "$work/"
+cat >"$work/dev.tfrc" <<RC
+provider_installation {
+  dev_overrides {
+    "registry.opentofu.org/umkim/fleet"   = "$root/bin"
+    "registry.terraform.io/umkim/fleet"   = "$root/bin"
+  }
+  direct {}
+}
+RC
+export TF_CLI_CONFIG_FILE=$work/dev.tfrc
+
+echo
+echo "== tofu apply (examples/quickstart) =="
+(cd "$work" && "$root/bin/tofu" apply -auto-approve -input=false -no-color)
+
+echo
+echo "== what the hub now holds in workspace fleet-default =="
+go run ./hack/hubshow -kubeconfig "$KUBE_CONFIG_PATH" -workspace fleet-default
+
+cat <<DONE
+
+The local hub is still running:
+  export KUBECONFIG=$KUBE_CONFIG_PATH KUBE_CONFIG_PATH=$KUBE_CONFIG_PATH
+  (cd .hub/demo && TF_CLI_CONFIG_FILE=\$PWD/dev.tfrc ../../bin/tofu plan)   # no changes
+  make hub-down                                                           # stop it
+DONE
