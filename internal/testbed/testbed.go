@@ -183,7 +183,7 @@ func (h *Hub) Stop() error {
 }
 
 // APIServerURL is the address clients use, e.g. https://127.0.0.1:41234.
-func (h *Hub) APIServerURL() string { return h.Config.Host }
+func (h *Hub) APIServerURL() string { return strings.TrimSuffix(h.Config.Host, "/") }
 
 // WriteKubeconfig writes a copy of the admin kubeconfig to path (mode 0600), creating its folder.
 func (h *Hub) WriteKubeconfig(path string) error {
@@ -293,6 +293,7 @@ type tail struct {
 	mu  sync.Mutex
 	max int
 	buf []byte
+	cut bool // bytes were dropped from the front of buf
 }
 
 func (t *tail) Write(p []byte) (int, error) {
@@ -301,6 +302,7 @@ func (t *tail) Write(p []byte) (int, error) {
 	t.buf = append(t.buf, p...)
 	if len(t.buf) > 2*t.max {
 		t.buf = append(t.buf[:0:0], t.buf[len(t.buf)-t.max:]...)
+		t.cut = true
 	}
 	return len(p), nil
 }
@@ -309,9 +311,12 @@ func (t *tail) Write(p []byte) (int, error) {
 func (t *tail) report(name string) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	b := t.buf
+	b, cut := t.buf, t.cut
 	if len(b) > t.max {
-		b = b[len(b)-t.max:]
+		b, cut = b[len(b)-t.max:], true
+	}
+	if i := bytes.IndexByte(b, '\n'); cut && i >= 0 {
+		b = b[i+1:] // start at a whole line
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		return ""

@@ -153,8 +153,12 @@ func TestHub(t *testing.T) {
 		if err := h.WriteKubeconfig(copyPath); err != nil {
 			t.Fatal(err)
 		}
-		if cfg, err := clientcmd.BuildConfigFromFlags("", copyPath); err != nil || cfg.Host != h.APIServerURL() {
-			t.Errorf("copied kubeconfig: host %v, err %v", cfg, err)
+		copied, err := clientcmd.BuildConfigFromFlags("", copyPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if copied.Host != h.APIServerURL() {
+			t.Errorf("copied kubeconfig server %s, want %s", copied.Host, h.APIServerURL())
 		}
 	})
 
@@ -215,6 +219,41 @@ func TestReapStale(t *testing.T) {
 	}
 	if _, err := os.Stat(live); err != nil {
 		t.Errorf("live hub folder removed: %v", err)
+	}
+}
+
+// TestStartFailure: a kube-apiserver that will not start makes Start fail with its output in the
+// error, and leaves no etcd running and no folder behind.
+func TestStartFailure(t *testing.T) {
+	real, err := BinDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckBinaries(real); err != nil {
+		if os.Getenv(EnvRequire) == "1" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	bin := t.TempDir()
+	if err := os.Symlink(filepath.Join(real, "etcd"), filepath.Join(bin, "etcd")); err != nil {
+		t.Fatal(err)
+	}
+	fake := "#!/bin/sh\n[ \"$1\" = --help ] && exit 0\necho 'fake kube-apiserver: refusing to start' >&2\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(bin, "kube-apiserver"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	before := ourHubDirs(t)
+
+	_, err = Start(t.Context(), Options{BinDir: bin, StartTimeout: 20 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "refusing to start") {
+		t.Fatalf("Start error = %v, want one quoting kube-apiserver's output", err)
+	}
+	if pids := processesStartedFrom(bin); len(pids) > 0 {
+		t.Errorf("etcd processes %v still run after the failed start", pids)
+	}
+	if after := ourHubDirs(t); len(after) != len(before) {
+		t.Errorf("hub folders %v left after the failed start (before: %v)", after, before)
 	}
 }
 
@@ -283,10 +322,15 @@ func TestCheckBinaries(t *testing.T) {
 
 func TestTail(t *testing.T) {
 	tl := &tail{max: 8}
-	for _, s := range []string{"first line\n", "0123", "456789"} {
+	for _, s := range []string{"first line\n", "0123\n", "456789"} {
 		tl.Write([]byte(s))
 	}
-	if got, want := tl.report("etcd"), "\n--- last output of etcd ---\n23456789"; got != want {
+	if got, want := tl.report("etcd"), "\n--- last output of etcd ---\n456789"; got != want {
+		t.Errorf("report = %q, want %q", got, want)
+	}
+	short := &tail{max: 8}
+	short.Write([]byte("a\nb\n"))
+	if got, want := short.report("etcd"), "\n--- last output of etcd ---\na\nb"; got != want {
 		t.Errorf("report = %q, want %q", got, want)
 	}
 	if got := (&tail{max: 8}).report("etcd"); got != "" {
@@ -309,6 +353,35 @@ func established(c *apiextensionsv1.CustomResourceDefinition) bool {
 		}
 	}
 	return false
+}
+
+// ourHubDirs lists the hub folders this process owns.
+func ourHubDirs(t *testing.T) []string {
+	dirs, err := filepath.Glob(filepath.Join(os.TempDir(), dirPrefix+"*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ours []string
+	for _, d := range dirs {
+		if owner, err := os.ReadFile(filepath.Join(d, ownerFile)); err == nil && string(owner) == strconv.Itoa(os.Getpid()) {
+			ours = append(ours, d)
+		}
+	}
+	return ours
+}
+
+// processesStartedFrom lists the processes whose executable path (argv[0]) is in dir.
+func processesStartedFrom(dir string) []int {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	var pids []int
+	for _, p := range procs {
+		cmdline, err := os.ReadFile(p)
+		if argv0, _, _ := strings.Cut(string(cmdline), "\x00"); err == nil && filepath.Dir(argv0) == dir {
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // ports are the addresses etcd and kube-apiserver serve clients on.
