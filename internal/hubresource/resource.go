@@ -48,6 +48,8 @@ type Env struct {
 	Workspace string
 	// ClientErr explains why Client is nil.
 	ClientErr error
+
+	planned planned
 }
 
 // Kind declares one resource. M is its model, a struct embedding Meta.
@@ -182,6 +184,7 @@ func (r *Resource[M, P]) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 	if !meta.Workspace.IsUnknown() && !meta.Name.IsUnknown() {
 		meta.ID = types.StringValue(meta.Workspace.ValueString() + "/" + meta.Name.ValueString())
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), meta.ID)...)
+		r.env.planned.note(r.kind.TypeName, meta.Workspace.ValueString(), meta.Name.ValueString(), &plan)
 	}
 	if r.kind.CheckPlan == nil {
 		return

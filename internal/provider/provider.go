@@ -181,6 +181,7 @@ func (p *fleetProvider) Configure(ctx context.Context, req provider.ConfigureReq
 func (p *fleetProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		newOCIRegistryResource,
+		newOCIRouteResource,
 	}
 }
 
