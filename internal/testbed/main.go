@@ -53,7 +53,9 @@ func Main(m *testing.M) int {
 		select {
 		case <-ctx.Done():
 			if err := hub.Stop(); err != nil {
-				fmt.Fprintf(os.Stderr, "testbed: %v\n", err)
+				fmt.Fprintf(os.Stderr, "testbed: interrupted: %v\n", err)
+			} else {
+				fmt.Fprintln(os.Stderr, "testbed: interrupted: local hub stopped")
 			}
 			os.Exit(130)
 		case <-done:

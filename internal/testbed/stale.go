@@ -2,7 +2,6 @@ package testbed
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -23,8 +22,10 @@ func writeOwner(dir string) error {
 	return os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o600)
 }
 
-// reapStale cleans up after hubs whose owner has exited without stopping them.
-func reapStale() {
+// ReapStale ends the etcd and kube-apiserver of hubs whose owner exited without stopping them
+// and removes their folders. Start calls it; hack/hub-down.sh calls it through localhub -reap
+// after a localhub that had to be killed.
+func ReapStale() {
 	if runtime.GOOS != "linux" {
 		return
 	}
@@ -48,9 +49,15 @@ func reapStale() {
 	}
 }
 
+// alive tells whether pid runs; a zombie, killed but not yet reaped by its parent, does not.
 func alive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	// "pid (comm) state ...", where comm may itself contain ") ".
+	i := bytes.LastIndexByte(stat, ')')
+	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
 }
 
 // processesNaming lists the etcd and kube-apiserver processes with an argument inside dir

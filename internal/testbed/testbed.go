@@ -103,7 +103,7 @@ func Start(ctx context.Context, opts Options) (*Hub, error) {
 	if timeout == 0 {
 		timeout = defaultStartTimeout
 	}
-	reapStale()
+	ReapStale()
 
 	dir, err := os.MkdirTemp("", dirPrefix)
 	if err != nil {

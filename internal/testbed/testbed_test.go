@@ -209,7 +209,7 @@ func TestReapStale(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	reapStale()
+	ReapStale()
 
 	if pids := processesNaming(h.Dir); len(pids) > 0 {
 		t.Errorf("processes %v of the stale hub survived", pids)
@@ -254,6 +254,29 @@ func TestStartFailure(t *testing.T) {
 	}
 	if after := ourHubDirs(t); len(after) != len(before) {
 		t.Errorf("hub folders %v left after the failed start (before: %v)", after, before)
+	}
+}
+
+func TestAlive(t *testing.T) {
+	if !alive(os.Getpid()) {
+		t.Error("alive(own pid) = false")
+	}
+	exited := exec.Command("true")
+	if err := exited.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if alive(exited.Process.Pid) {
+		t.Error("alive(reaped pid) = true")
+	}
+	zombie := exec.Command("true")
+	if err := zombie.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer zombie.Wait()
+	for deadline := time.Now().Add(5 * time.Second); alive(zombie.Process.Pid); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("alive(zombie) stays true: a hub whose owner was killed would never be cleaned up")
+		}
 	}
 }
 
