@@ -264,7 +264,12 @@ func flattenOCIRoute(ctx context.Context, obj *unstructured.Unstructured, m *oci
 		diags.Append(m.ClusterSelectors.ElementsAs(ctx, &priorSelectors, false)...)
 	}
 	if r.ClusterSelectors == nil {
-		m.ClusterSelectors = types.ListNull(selectorType)
+		// `cluster_selectors = []` is written as no field; keep it empty rather than null.
+		if m.ClusterSelectors.IsNull() || m.ClusterSelectors.IsUnknown() || len(priorSelectors) > 0 {
+			m.ClusterSelectors = types.ListNull(selectorType)
+		} else {
+			m.ClusterSelectors = types.ListValueMust(selectorType, []attr.Value{})
+		}
 		return diags
 	}
 	var selectors []attr.Value
@@ -281,10 +286,14 @@ func flattenOCIRoute(ctx context.Context, obj *unstructured.Unstructured, m *oci
 		if len(labels) > 0 || (!prior.MatchLabels.IsNull() && !prior.MatchLabels.IsUnknown()) {
 			matchLabels = types.MapValueMust(types.StringType, labels)
 		}
+		var priorExprs []expressionModel
+		if !prior.MatchExpressions.IsNull() && !prior.MatchExpressions.IsUnknown() {
+			diags.Append(prior.MatchExpressions.ElementsAs(ctx, &priorExprs, false)...)
+		}
 		var exprs []attr.Value
-		for _, e := range s.MatchExpressions {
+		for j, e := range s.MatchExpressions {
 			values := types.ListNull(types.StringType)
-			if len(e.Values) > 0 {
+			if len(e.Values) > 0 || (j < len(priorExprs) && !priorExprs[j].Values.IsNull() && !priorExprs[j].Values.IsUnknown()) {
 				values = types.ListValueMust(types.StringType, strValues(e.Values))
 			}
 			exprs = append(exprs, types.ObjectValueMust(expressionType.AttrTypes, map[string]attr.Value{
