@@ -206,3 +206,12 @@ func decode(s string) string {
 	}
 	return string(b)
 }
+
+// Resolve routes every cluster of the workspace with its routes as they are on the hub.
+func (w *Workspace) Resolve() (*routing.Router, *routing.Report, error) {
+	router, err := routing.Compile(w.Routes)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the routes of workspace %s are not valid: %w", w.Name, err)
+	}
+	return router, router.ResolveAll(w.Clusters), nil
+}

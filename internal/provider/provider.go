@@ -186,11 +186,16 @@ func (p *fleetProvider) Resources(context.Context) []func() resource.Resource {
 }
 
 func (p *fleetProvider) DataSources(context.Context) []func() datasource.DataSource {
-	return nil
+	return []func() datasource.DataSource{
+		newOCIChainDataSource,
+		newOCIRoutingDataSource,
+	}
 }
 
 func (p *fleetProvider) Functions(context.Context) []func() function.Function {
-	return nil
+	return []func() function.Function{
+		newResolveRouteFunction,
+	}
 }
 
 // stringOr returns the configured value, else the environment variable (if named), else def.
