@@ -17,6 +17,9 @@ import (
 	"syscall"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
 )
 
@@ -51,6 +54,9 @@ func run(kubeconfig string, verbose bool) error {
 	if err != nil {
 		return err
 	}
+	if err := createWorkspaces(ctx, hub); err != nil {
+		return errors.Join(err, hub.Stop())
+	}
 	if err := hub.WriteKubeconfig(kubeconfig); err != nil {
 		return errors.Join(fmt.Errorf("writing the kubeconfig: %w", err), hub.Stop())
 	}
@@ -66,5 +72,20 @@ func run(kubeconfig string, verbose bool) error {
 		return err
 	}
 	log.Print("stopped")
+	return nil
+}
+
+// createWorkspaces creates Fleet's two standard workspaces, as a Fleet install does, so that the
+// quick start's resources have their default workspace.
+func createWorkspaces(ctx context.Context, hub *testbed.Hub) error {
+	c, err := hub.Client()
+	if err != nil {
+		return err
+	}
+	for _, name := range []string{"fleet-default", "fleet-local"} {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+			return fmt.Errorf("creating workspace %s: %w", name, err)
+		}
+	}
 	return nil
 }
