@@ -6,6 +6,8 @@ import (
 	"encoding/base64"
 	"encoding/pem"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,26 +19,25 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/umkim/terraform-provider-fleet/internal/hub"
 	"github.com/umkim/terraform-provider-fleet/internal/hubresource"
+	"github.com/umkim/terraform-provider-fleet/internal/inventory"
 	"github.com/umkim/terraform-provider-fleet/internal/registryref"
 )
 
 // Fleet's OCI storage Secret: its type, and the keys Fleet reads (Fleet-compatible, so a Rancher
 // Fleet can use a source registry as a GitRepo's ociRegistrySecret).
 const (
-	OCIRegistrySecretType = "fleet.cattle.io/bundle-oci-storage/v1alpha1"
+	OCIRegistrySecretType = inventory.RegistrySecretType
 	// OCIRegistryRoleLabel carries the registry's role, source or mirror.
-	OCIRegistryRoleLabel = "fleet.umkim.io/oci-registry-role"
+	OCIRegistryRoleLabel = inventory.RegistryRoleLabel
 	managedByLabel       = "app.kubernetes.io/managed-by"
 
 	roleSource = "source"
 	roleMirror = "mirror"
 )
 
-var secretKind = hub.Kind{GroupVersionResource: k8sschema.GroupVersionResource{Version: "v1", Resource: "secrets"}, Kind: "Secret"}
+var secretKind = inventory.SecretKind
 
 type ociRegistryModel struct {
 	hubresource.Meta
@@ -233,11 +234,22 @@ func checkOCIRegistryPlan(ctx context.Context, env *hubresource.Env, plan, _ *oc
 		diags.AddWarning("Hub checks skipped", fmt.Sprintf("Could not list the registries of workspace %s, so a second source registry would not be noticed: %v", ws, err))
 		return diags
 	}
+	// Roles as they will be: the hub's, updated by what this plan changes.
+	roles := map[string]string{}
 	for _, s := range sources {
-		if t, _, _ := unstructured.NestedString(s.Object, "type"); t == OCIRegistrySecretType && s.GetName() != plan.Name.ValueString() {
+		if t, _, _ := unstructured.NestedString(s.Object, "type"); t == OCIRegistrySecretType {
+			roles[s.GetName()] = roleSource
+		}
+	}
+	for name, m := range hubresource.Planned[ociRegistryModel](env, "oci_registry", ws) {
+		roles[name] = m.Role.ValueString()
+	}
+	for _, other := range slices.Sorted(maps.Keys(roles)) {
+		if roles[other] == roleSource && other != plan.Name.ValueString() {
 			diags.AddAttributeError(path.Root("role"), "Second source registry",
 				fmt.Sprintf("Workspace %s already has the source registry %q; a workspace has exactly one source, where content is pushed. "+
-					"Set role = \"mirror\" for %q, or make %q a mirror first.", ws, s.GetName(), plan.Name.ValueString(), s.GetName()))
+					"Set role = \"mirror\" for %q, or make %q a mirror first.", ws, other, plan.Name.ValueString(), other))
+			break
 		}
 	}
 	return diags
