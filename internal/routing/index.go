@@ -1,23 +1,33 @@
 package routing
 
-// index finds the routes a cluster matches by looking up its name, its groups and the values of
-// the label keys the routes' selectors require, so a cluster tests only routes that could match.
-// Each selector is filed under one anchor, a requirement every matching cluster satisfies: a
-// (key, value) pair of an In requirement, else a key of an Exists requirement; selectors with no
-// such requirement (empty, or only NotIn/DoesNotExist) are tested for every cluster. Every list
-// is in ascending route position, so the first match found in a list is that list's earliest.
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
+// index finds the earliest route a cluster matches by looking up its name, its groups and the
+// values of the label keys the routes' selectors require, so a cluster tests only selectors that
+// could match it. Each selector is filed under one anchor, a requirement every matching cluster
+// satisfies: a (key, value) pair of an In requirement, else the key of an Exists requirement.
+// Selectors with neither (empty, or only NotIn/DoesNotExist) are tested for every cluster.
+//
+// A match is ranked by route position, then criterion (names, groups, selectors in order), packed
+// into one int64 so that "earlier" is a single comparison. Every list is in ascending rank.
 type index struct {
-	routes     []*compiledRoute
-	byName     map[string][]int
-	byGroup    map[string][]int
+	size       int // number of routes
+	labelKeys  *labelKeys
+	byName     map[string][]int64
+	byGroup    map[string][]int64
 	keys       []keyEntry // the anchor keys, to look up in a cluster's labels
 	byKey      map[string]*keyIndex
 	unanchored []selRef
 }
 
 type keyEntry struct {
-	key string
-	idx *keyIndex
+	slot  int   // in labelKeys
+	first int64 // the lowest rank filed under the key
+	idx   *keyIndex
 }
 
 type keyIndex struct {
@@ -26,46 +36,91 @@ type keyIndex struct {
 }
 
 type selRef struct {
-	route int // position in index.routes
-	reqs  []requirement
+	rank int64
+	rest []requirement // the selector's requirements other than its anchor
 }
 
-func newIndex(routes []*compiledRoute) index {
-	x := index{routes: routes, byName: map[string][]int{}, byGroup: map[string][]int{}, byKey: map[string]*keyIndex{}}
+const (
+	rankName   = 0
+	rankGroup  = 1
+	rankSel0   = 2 // rank of selector 0
+	rankShift  = 32
+	rankFields = 1<<rankShift - 1
+)
+
+func rank(route, criterion int) int64 { return int64(route)<<rankShift | int64(criterion) }
+
+// position returns the route position of a rank.
+func position(r int64) int { return int(r >> rankShift) }
+
+// matchedBy returns the criterion of a rank.
+func matchedBy(r int64) MatchedBy {
+	switch c := int(r & rankFields); c {
+	case rankName:
+		return MatchedBy{Criterion: ByName}
+	case rankGroup:
+		return MatchedBy{Criterion: ByGroup}
+	default:
+		return MatchedBy{Criterion: BySelector, Selector: c - rankSel0}
+	}
+}
+
+func newIndex(routes []*compiledRoute, lk *labelKeys) index {
+	x := index{size: len(routes), labelKeys: lk, byName: map[string][]int64{}, byGroup: map[string][]int64{}, byKey: map[string]*keyIndex{}}
 	for i, rt := range routes {
-		for n := range rt.names {
-			x.byName[n] = append(x.byName[n], i)
+		for _, n := range rt.ClusterNames {
+			x.byName[n] = append(x.byName[n], rank(i, rankName))
 		}
-		for g := range rt.groups {
-			x.byGroup[g] = append(x.byGroup[g], i)
+		for _, g := range rt.ClusterGroups {
+			x.byGroup[g] = append(x.byGroup[g], rank(i, rankGroup))
 		}
-		for _, reqs := range rt.selectors {
-			x.add(selRef{i, reqs})
+		for s, reqs := range rt.selectors {
+			x.add(rank(i, rankSel0+s), reqs)
 		}
 	}
+	for i := range x.keys {
+		k := &x.keys[i]
+		k.first = firstRank(k.idx.exists)
+		for _, refs := range k.idx.values {
+			k.first = min(k.first, firstRank(refs))
+		}
+	}
+	slices.SortFunc(x.keys, func(a, b keyEntry) int { return cmp.Compare(a.first, b.first) })
 	return x
 }
 
-func (x *index) add(ref selRef) {
-	anchor := -1
-	for i, q := range ref.reqs {
+func firstRank(refs []selRef) int64 {
+	if len(refs) == 0 {
+		return math.MaxInt64
+	}
+	return refs[0].rank
+}
+
+// add files a selector under the In requirement whose lists are shortest so far, which spreads
+// selectors over keys with many values; else under an Exists requirement; else unanchored.
+func (x *index) add(r int64, reqs []requirement) {
+	anchor, cost := -1, 0
+	for i, q := range reqs {
 		switch {
-		case q.op == In && (anchor < 0 || ref.reqs[anchor].op != In || len(q.values) < len(ref.reqs[anchor].values)):
-			anchor = i
+		case q.op == In:
+			if c := x.cost(q); anchor < 0 || reqs[anchor].op != In || c < cost {
+				anchor, cost = i, c
+			}
 		case q.op == Exists && anchor < 0:
 			anchor = i
 		}
 	}
 	if anchor < 0 {
-		x.unanchored = append(x.unanchored, ref)
+		x.unanchored = append(x.unanchored, selRef{r, reqs})
 		return
 	}
-	q := ref.reqs[anchor]
+	q := reqs[anchor]
+	ref := selRef{r, append(reqs[:anchor:anchor], reqs[anchor+1:]...)}
 	ki := x.byKey[q.key]
 	if ki == nil {
 		ki = &keyIndex{values: map[string][]selRef{}}
 		x.byKey[q.key] = ki
-		x.keys = append(x.keys, keyEntry{q.key, ki})
+		x.keys = append(x.keys, keyEntry{slot: q.slot, idx: ki})
 	}
 	if q.op == Exists {
 		ki.exists = append(ki.exists, ref)
@@ -76,78 +131,90 @@ func (x *index) add(ref selRef) {
 	}
 }
 
-// first returns the position of the earliest route c matches, or len(x.routes).
-func (x *index) first(c Cluster) int {
-	best := len(x.routes)
-	if ids := x.byName[c.Name]; len(ids) > 0 {
-		best = ids[0]
+// cost is the length of the longest list an In requirement's selector would join.
+func (x *index) cost(q requirement) int {
+	ki := x.byKey[q.key]
+	if ki == nil {
+		return 0
 	}
-	for _, g := range c.Groups {
-		if ids := x.byGroup[g]; len(ids) > 0 && ids[0] < best {
-			best = ids[0]
-		}
+	longest := 0
+	for _, v := range q.values {
+		longest = max(longest, len(ki.values[v]))
 	}
-	// Look up whichever is fewer: the anchor keys in the labels, or the labels in the anchor keys.
-	if len(x.keys) <= len(c.Labels) {
-		for _, k := range x.keys {
-			if v, ok := c.Labels[k.key]; ok {
-				best = firstIn(k.idx.values[v], c.Labels, best)
-				best = firstIn(k.idx.exists, c.Labels, best)
-			}
-		}
-	} else {
-		for k, v := range c.Labels {
-			if ki := x.byKey[k]; ki != nil {
-				best = firstIn(ki.values[v], c.Labels, best)
-				best = firstIn(ki.exists, c.Labels, best)
-			}
-		}
-	}
-	return firstIn(x.unanchored, c.Labels, best)
+	return longest
 }
 
-// firstIn returns the position of the first selector in refs that matches labels if it is before
-// best, else best.
-func firstIn(refs []selRef, labels map[string]string, best int) int {
-	for _, ref := range refs {
-		if ref.route >= best {
+// none is the rank that no match reaches.
+func (x *index) none() int64 { return rank(x.size, 0) }
+
+// first returns the rank of the earliest match of c, or x.none().
+func (x *index) first(c Cluster) int64 {
+	best := x.none()
+	if rs := x.byName[c.Name]; len(rs) > 0 {
+		best = rs[0]
+	}
+	for _, g := range c.Groups {
+		if rs := x.byGroup[g]; len(rs) > 0 && rs[0] < best {
+			best = rs[0]
+		}
+	}
+	var buf [16]label
+	labels := x.labelKeys.read(c.Labels, buf[:])
+	for _, k := range x.keys { // in ascending first rank
+		if k.first >= best {
 			break
 		}
-		if matchesAll(ref.reqs, labels) {
-			return ref.route
+		if l := labels[k.slot]; l.ok {
+			best = firstIn(k.idx.values[l.value], labels, best)
+			best = firstIn(k.idx.exists, labels, best)
+		}
+	}
+	return firstIn(x.unanchored, labels, best)
+}
+
+// firstIn returns the rank of the first selector in refs that matches labels if it is below
+// best, else best.
+func firstIn(refs []selRef, labels []label, best int64) int64 {
+	for _, ref := range refs {
+		if ref.rank >= best {
+			break
+		}
+		if matchesAll(ref.rest, labels) {
+			return ref.rank
 		}
 	}
 	return best
 }
 
 // each calls visit once for the position of every route c matches, in no particular order.
-// seen must have len(x.routes) entries; each uses stamp to mark routes already visited.
+// seen must have one entry per route; each uses stamp to mark routes already visited.
 func (x *index) each(c Cluster, seen []int, stamp int, visit func(int)) {
-	mark := func(i int) {
-		if seen[i] != stamp {
+	mark := func(r int64) {
+		if i := position(r); seen[i] != stamp {
 			seen[i] = stamp
 			visit(i)
 		}
 	}
-	for _, i := range x.byName[c.Name] {
-		mark(i)
+	for _, r := range x.byName[c.Name] {
+		mark(r)
 	}
 	for _, g := range c.Groups {
-		for _, i := range x.byGroup[g] {
-			mark(i)
+		for _, r := range x.byGroup[g] {
+			mark(r)
 		}
 	}
+	labels := x.labelKeys.read(c.Labels, nil)
 	all := func(refs []selRef) {
 		for _, ref := range refs {
-			if seen[ref.route] != stamp && matchesAll(ref.reqs, c.Labels) {
-				mark(ref.route)
+			if matchesAll(ref.rest, labels) {
+				mark(ref.rank)
 			}
 		}
 	}
-	for k, v := range c.Labels {
-		if ki := x.byKey[k]; ki != nil {
-			all(ki.values[v])
-			all(ki.exists)
+	for _, k := range x.keys {
+		if l := labels[k.slot]; l.ok {
+			all(k.idx.values[l.value])
+			all(k.idx.exists)
 		}
 	}
 	all(x.unanchored)

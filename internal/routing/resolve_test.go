@@ -1,6 +1,7 @@
 package routing_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -23,6 +24,10 @@ func TestResolve(t *testing.T) {
 	grouped := withGroups(route("grouped", 30), "stores", "labs")
 	mixed := withSelectors(withGroups(withNames(route("mixed", 10), "c1"), "stores"), sel(ml("tier", "edge")))
 	def := asDefault(route("def", 0))
+	manyKeys := route("many", 10) // more label keys than Resolve reads on the stack
+	for i := range 20 {
+		manyKeys.ClusterSelectors = append(manyKeys.ClusterSelectors, sel(ml(fmt.Sprintf("k%02d", i), "v")))
+	}
 
 	tests := []struct {
 		name    string
@@ -111,6 +116,8 @@ func TestResolve(t *testing.T) {
 		{"cluster with fewer labels than indexed keys", []routing.Route{withSelectors(route("a", 1), sel(ml("k1", "v"))), withSelectors(route("b", 2), sel(ml("k2", "v"))), withSelectors(route("c", 3), sel(ml("k3", "v")))}, cluster("x", ml("k3", "v")), "c", "cluster_selectors[0]"},
 		{"cluster with more labels than indexed keys", []routing.Route{withSelectors(route("a", 1), sel(ml("k1", "v")))}, cluster("x", ml("k0", "v", "k1", "v", "k2", "v")), "a", "cluster_selectors[0]"},
 		{"anchor on short in list still checks the rest", []routing.Route{withSelectors(route("a", 1), sel(nil, req("k", routing.In, "1", "2", "3"), req("j", routing.In, "x")))}, cluster("x", ml("j", "x", "k", "4")), "", ""},
+		{"twenty label keys: last selector", []routing.Route{manyKeys}, cluster("x", ml("k19", "v", "other", "v")), "many", "cluster_selectors[19]"},
+		{"twenty label keys: none", []routing.Route{manyKeys}, cluster("x", ml("k19", "w")), "", ""},
 		// default route
 		{"default catches the unmatched", []routing.Route{eu, def}, cluster("c", ml("region", "us")), "def", "default"},
 		{"default with lowest priority loses to a match", []routing.Route{eu, asDefault(route("def", -100))}, cluster("c", ml("region", "eu")), "eu", "cluster_selectors[0]"},

@@ -11,19 +11,20 @@ import (
 type Router struct {
 	routes []*compiledRoute // non-default routes in ascending priority
 	def    *compiledRoute   // the default route, or nil
+	keys   *labelKeys       // the label keys selectors test
 	index  index            // over routes
 }
 
 type compiledRoute struct {
 	Route
-	names, groups map[string]bool
-	selectors     [][]requirement
+	selectors [][]requirement
 }
 
 // requirement is a Requirement with sorted, de-duplicated values; a MatchLabels pair becomes In
 // with one value.
 type requirement struct {
 	key    string
+	slot   int // position of key in the Router's labelKeys
 	op     Operator
 	values []string
 	set    map[string]bool // values as a set, for long lists
@@ -48,7 +49,8 @@ func Compile(routes []Route) (*Router, error) {
 		}
 	}
 	slices.SortFunc(r.routes, func(a, b *compiledRoute) int { return cmp.Compare(a.Priority, b.Priority) })
-	r.index = newIndex(r.routes)
+	r.keys = newLabelKeys(r.routes)
+	r.index = newIndex(r.routes, r.keys)
 	return r, nil
 }
 
@@ -57,7 +59,7 @@ func compileRoute(rt Route) *compiledRoute {
 	rt.ClusterGroups = slices.Clone(rt.ClusterGroups)
 	rt.Registries = slices.Clip(slices.Clone(rt.Registries))
 	sels := make([]Selector, len(rt.ClusterSelectors))
-	c := &compiledRoute{names: set(rt.ClusterNames), groups: set(rt.ClusterGroups)}
+	c := &compiledRoute{}
 	for i, s := range rt.ClusterSelectors {
 		sels[i] = Selector{MatchLabels: maps.Clone(s.MatchLabels), MatchExpressions: slices.Clone(s.MatchExpressions)}
 		c.selectors = append(c.selectors, compileSelector(s))
@@ -106,46 +108,27 @@ func (q *requirement) has(v string) bool {
 	return false
 }
 
-func (q *requirement) matches(labels map[string]string) bool {
-	v, ok := labels[q.key]
+func (q *requirement) matches(labels []label) bool {
+	l := labels[q.slot]
 	switch q.op {
 	case In:
-		return ok && q.has(v)
+		return l.ok && q.has(l.value)
 	case NotIn:
-		return !ok || !q.has(v)
+		return !l.ok || !q.has(l.value)
 	case Exists:
-		return ok
+		return l.ok
 	default: // DoesNotExist
-		return !ok
+		return !l.ok
 	}
 }
 
-func matchesAll(reqs []requirement, labels map[string]string) bool {
+func matchesAll(reqs []requirement, labels []label) bool {
 	for i := range reqs {
 		if !reqs[i].matches(labels) {
 			return false
 		}
 	}
 	return true
-}
-
-// matchedBy reports the first criterion of the route that matches c, in the order names, groups,
-// selectors; the zero MatchedBy when none does.
-func (c *compiledRoute) matchedBy(cl Cluster) MatchedBy {
-	if c.names[cl.Name] {
-		return MatchedBy{Criterion: ByName}
-	}
-	for _, g := range cl.Groups {
-		if c.groups[g] {
-			return MatchedBy{Criterion: ByGroup}
-		}
-	}
-	for i, reqs := range c.selectors {
-		if matchesAll(reqs, cl.Labels) {
-			return MatchedBy{Criterion: BySelector, Selector: i}
-		}
-	}
-	return MatchedBy{}
 }
 
 func (c *compiledRoute) resolution(cluster string, by MatchedBy) Resolution {
@@ -161,9 +144,8 @@ func (c *compiledRoute) resolution(cluster string, by MatchedBy) Resolution {
 
 // Resolve returns the route and chain cluster c uses.
 func (r *Router) Resolve(c Cluster) Resolution {
-	if i := r.index.first(c); i < len(r.routes) {
-		rt := r.routes[i]
-		return rt.resolution(c.Name, rt.matchedBy(c))
+	if best := r.index.first(c); best != r.index.none() {
+		return r.routes[position(best)].resolution(c.Name, matchedBy(best))
 	}
 	if r.def != nil {
 		return r.def.resolution(c.Name, MatchedBy{Criterion: ByDefault})

@@ -1,0 +1,226 @@
+package routing_test
+
+import (
+	"fmt"
+	"hash/maphash"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/umkim/terraform-provider-fleet/internal/routing"
+)
+
+const (
+	benchClusters = 100_000
+	benchSites    = 5_000
+	benchGroups   = 300
+)
+
+// benchInventory builds a deterministic fleet: clusters with eight labels (one in twenty has a
+// ninth, gpu) in one or two cluster groups, and 1000 routes as a platform team would write
+// them: per-cluster and per-group overrides, one route per site for 700 sites, region/tier and
+// region/env routes, hardware routes, a few negative catch-alls and a default, specific before
+// general.
+func benchInventory() ([]routing.Route, []routing.Cluster) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	regions := make([]string, 12)
+	for i := range regions {
+		regions[i] = fmt.Sprintf("region-%02d", i)
+	}
+	tiers := []string{"edge", "edge", "store", "core"}
+	envs := []string{"prod", "prod", "staging", "dev"}
+	hws := []string{"x86-small", "x86-large", "arm-small", "arm-large", "gpu-node", "appliance"}
+	oses := []string{"sle-micro", "ubuntu", "rhel"}
+
+	clusters := make([]routing.Cluster, benchClusters)
+	for i := range clusters {
+		site := rng.IntN(benchSites)
+		region := regions[site%len(regions)]
+		labels := map[string]string{
+			"region": region,
+			"zone":   region + "-" + string(rune('a'+rng.IntN(3))),
+			"site":   fmt.Sprintf("site-%04d", site),
+			"tier":   tiers[rng.IntN(len(tiers))],
+			"env":    envs[rng.IntN(len(envs))],
+			"hw":     hws[rng.IntN(len(hws))],
+			"os":     oses[rng.IntN(len(oses))],
+			"rack":   fmt.Sprintf("rack-%02d", rng.IntN(40)),
+		}
+		if rng.IntN(20) == 0 {
+			labels["gpu"] = "a100"
+		}
+		groups := []string{fmt.Sprintf("set-%03d", rng.IntN(benchGroups))}
+		if rng.IntN(5) == 0 {
+			groups = append(groups, fmt.Sprintf("set-%03d", rng.IntN(benchGroups)))
+		}
+		clusters[i] = routing.Cluster{Name: fmt.Sprintf("cluster-%06d", i), Labels: labels, Groups: groups}
+	}
+
+	var routes []routing.Route
+	var category []string
+	kind := ""
+	add := func(r routing.Route) {
+		category = append(category, kind)
+		r.Name = fmt.Sprintf("route-%04d", len(routes))
+		r.Registries = []string{"harbor-" + r.Name, "harbor-central"}
+		routes = append(routes, r)
+	}
+	kind = "names"
+	for range 40 {
+		var names []string
+		for range 5 {
+			names = append(names, clusters[rng.IntN(len(clusters))].Name)
+		}
+		add(routing.Route{ClusterNames: slices.Compact(slices.Sorted(slices.Values(names)))})
+	}
+	kind = "groups"
+	for range 30 {
+		var groups []string
+		for range 1 + rng.IntN(3) {
+			groups = append(groups, fmt.Sprintf("set-%03d", rng.IntN(benchGroups)))
+		}
+		add(routing.Route{ClusterGroups: slices.Compact(slices.Sorted(slices.Values(groups)))})
+	}
+	kind = "site"
+	for _, site := range rng.Perm(benchSites)[:700] {
+		add(routing.Route{ClusterSelectors: []routing.Selector{{MatchLabels: map[string]string{"site": fmt.Sprintf("site-%04d", site)}}}})
+	}
+	kind = "region-tier"
+	for i := range 120 {
+		r, t := regions[i%len(regions)], tiers[rng.IntN(len(tiers))]
+		if i%2 == 0 {
+			add(routing.Route{ClusterSelectors: []routing.Selector{{MatchLabels: map[string]string{"region": r, "tier": t}}}})
+			continue
+		}
+		add(routing.Route{ClusterSelectors: []routing.Selector{{MatchExpressions: []routing.Requirement{
+			{Key: "region", Operator: routing.In, Values: []string{r, regions[rng.IntN(len(regions))]}},
+			{Key: "tier", Operator: routing.In, Values: []string{t}},
+			{Key: "os", Operator: routing.NotIn, Values: []string{oses[rng.IntN(len(oses))]}},
+		}}}})
+	}
+	kind = "region-env"
+	for i := range 60 {
+		add(routing.Route{ClusterSelectors: []routing.Selector{{
+			MatchLabels:      map[string]string{"region": regions[i%len(regions)]},
+			MatchExpressions: []routing.Requirement{{Key: "env", Operator: routing.NotIn, Values: []string{envs[rng.IntN(len(envs))]}}},
+		}}})
+	}
+	kind = "hardware"
+	for i := range 40 {
+		s := routing.Selector{MatchExpressions: []routing.Requirement{{Key: "hw", Operator: routing.In, Values: []string{hws[i%len(hws)], hws[rng.IntN(len(hws))]}}}}
+		if i%2 == 0 {
+			s.MatchExpressions = append(s.MatchExpressions, routing.Requirement{Key: "gpu", Operator: routing.Exists})
+		}
+		add(routing.Route{ClusterSelectors: []routing.Selector{s, {MatchLabels: map[string]string{"rack": fmt.Sprintf("rack-%02d", rng.IntN(40))}}}})
+	}
+	kind = "negative"
+	for i := range 9 {
+		add(routing.Route{ClusterSelectors: []routing.Selector{{MatchExpressions: []routing.Requirement{
+			{Key: "env", Operator: routing.NotIn, Values: []string{envs[i%len(envs)]}},
+			{Key: "gpu", Operator: routing.DoesNotExist},
+		}}}})
+	}
+	kind = "default"
+	add(routing.Route{Default: true})
+
+	// Priorities go category by category, in the order added, shuffled within each category.
+	for lo := 0; lo < len(routes); {
+		hi := lo + 1
+		for hi < len(routes) && category[hi] == category[lo] {
+			hi++
+		}
+		for pos, i := range rng.Perm(hi - lo) {
+			routes[lo+i].Priority = int64(10 * (lo + pos + 1))
+		}
+		lo = hi
+	}
+	return routes, clusters
+}
+
+type benchFigures struct {
+	ours, reference, bare float64 // ns per cluster
+}
+
+var (
+	benchOnce   sync.Once
+	benchRouter *routing.Router
+	benchFleet  []routing.Cluster
+	benchResult benchFigures
+)
+
+// BenchmarkResolve measures, in one run and on one inventory, our resolver, the Fleet-style
+// reference loop and a bare pass over every label of every cluster, checks that the two
+// resolvers agree on every cluster, and prints the ratios. The figures do not depend on b.N;
+// each b.N iteration resolves the whole inventory once more.
+func BenchmarkResolve(b *testing.B) {
+	benchOnce.Do(func() {
+		routes, clusters := benchInventory()
+		router, err := routing.Compile(routes)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ref := newReference(b, routes)
+		benchRouter, benchFleet = router, clusters
+		ours := make([]routing.Resolution, len(clusters))
+		theirs := make([]routing.Resolution, len(clusters))
+
+		var h uint64
+		seed := maphash.MakeSeed()
+		// Ours and the bare pass alternate, so that load from other processes hits both alike.
+		oursNs, bareNs := fastest(15, len(clusters), func() {
+			for i, c := range clusters {
+				ours[i] = router.Resolve(c)
+			}
+		}, func() {
+			for _, c := range clusters {
+				for k, v := range c.Labels {
+					h += maphash.String(seed, k) ^ maphash.String(seed, v)
+				}
+			}
+		})
+		refNs, _ := fastest(1, len(clusters), func() {
+			for i, c := range clusters {
+				theirs[i] = ref.resolve(c)
+			}
+		}, func() {})
+		for i := range clusters {
+			if !sameResolution(ours[i], theirs[i]) {
+				b.Fatalf("cluster %s: ours %+v, reference %+v", clusters[i].Name, ours[i], theirs[i])
+			}
+		}
+		benchResult = benchFigures{ours: oursNs, reference: refNs, bare: bareNs}
+		fmt.Printf("routing: %d clusters x %d routes, ns/cluster: ours=%.0f reference=%.0f bare_pass=%.0f (label hash %x)\n",
+			len(clusters), len(routes), oursNs, refNs, bareNs, h&0xff)
+		fmt.Printf("routing: speedup_vs_reference=%.1f bare_pass_ratio=%.2f\n", refNs/oursNs, oursNs/bareNs)
+	})
+	b.ReportMetric(benchResult.ours, "ours-ns/cluster")
+	b.ReportMetric(benchResult.reference, "reference-ns/cluster")
+	b.ReportMetric(benchResult.bare, "bare-ns/cluster")
+	b.ResetTimer()
+	for range b.N {
+		for _, c := range benchFleet {
+			benchRouter.Resolve(c)
+		}
+	}
+}
+
+// fastest runs a and b alternately, runs times each, and returns the fastest run of each in ns
+// per cluster.
+func fastest(runs, clusters int, a, b func()) (float64, float64) {
+	timed := func(pass func()) time.Duration {
+		runtime.GC()
+		start := time.Now()
+		pass()
+		return time.Since(start)
+	}
+	bestA, bestB := time.Duration(1<<63-1), time.Duration(1<<63-1)
+	for range runs {
+		bestA = min(bestA, timed(a))
+		bestB = min(bestB, timed(b))
+	}
+	perCluster := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(clusters) }
+	return perCluster(bestA), perCluster(bestB)
+}
