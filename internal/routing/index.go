@@ -203,7 +203,8 @@ func (x *index) each(c Cluster, seen []int, stamp int, visit func(int)) {
 			mark(r)
 		}
 	}
-	labels := x.labelKeys.read(c.Labels, nil)
+	var buf [16]label
+	labels := x.labelKeys.read(c.Labels, buf[:])
 	all := func(refs []selRef) {
 		for _, ref := range refs {
 			if matchesAll(ref.rest, labels) {

@@ -87,7 +87,7 @@ func (r *Router) shadows(clusters []Cluster, rep *Report) []Shadow {
 	if len(idle) == 0 {
 		return nil
 	}
-	x := newIndex(idle, r.keys)
+	x := newIndex(idle, r.labels)
 	claims := make([][]Claim, len(idle))
 	seen := make([]int, len(idle))
 	for n, c := range clusters {

@@ -11,7 +11,7 @@ import (
 type Router struct {
 	routes []*compiledRoute // non-default routes in ascending priority
 	def    *compiledRoute   // the default route, or nil
-	keys   *labelKeys       // the label keys selectors test
+	labels *labelKeys       // the label keys selectors test
 	index  index            // over routes
 }
 
@@ -49,23 +49,20 @@ func Compile(routes []Route) (*Router, error) {
 		}
 	}
 	slices.SortFunc(r.routes, func(a, b *compiledRoute) int { return cmp.Compare(a.Priority, b.Priority) })
-	r.keys = newLabelKeys(r.routes)
-	r.index = newIndex(r.routes, r.keys)
+	r.labels = newLabelKeys(r.routes)
+	r.index = newIndex(r.routes, r.labels)
 	return r, nil
 }
 
 func compileRoute(rt Route) *compiledRoute {
-	rt.ClusterNames = slices.Clone(rt.ClusterNames)
-	rt.ClusterGroups = slices.Clone(rt.ClusterGroups)
-	rt.Registries = slices.Clip(slices.Clone(rt.Registries))
-	sels := make([]Selector, len(rt.ClusterSelectors))
-	c := &compiledRoute{}
-	for i, s := range rt.ClusterSelectors {
-		sels[i] = Selector{MatchLabels: maps.Clone(s.MatchLabels), MatchExpressions: slices.Clone(s.MatchExpressions)}
+	c := &compiledRoute{Route: rt}
+	c.ClusterNames = slices.Clone(rt.ClusterNames)
+	c.ClusterGroups = slices.Clone(rt.ClusterGroups)
+	c.Registries = slices.Clip(slices.Clone(rt.Registries))
+	c.ClusterSelectors = nil // kept compiled, in selectors
+	for _, s := range rt.ClusterSelectors {
 		c.selectors = append(c.selectors, compileSelector(s))
 	}
-	rt.ClusterSelectors = sels
-	c.Route = rt
 	return c
 }
 
