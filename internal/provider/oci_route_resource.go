@@ -173,9 +173,30 @@ func routeOf(ctx context.Context, m *ociRouteModel) (r routing.Route, ok bool, d
 	return r, !diags.HasError(), diags
 }
 
+// allKnown reports whether the values, and every element of collections among them, are known:
+// a reference such as fleet_oci_registry.x.name is an unknown element of a known list during
+// validation.
 func allKnown(vs ...attr.Value) bool {
 	for _, v := range vs {
 		if v.IsUnknown() {
+			return false
+		}
+		var elems []attr.Value
+		switch c := v.(type) {
+		case types.List:
+			elems = c.Elements()
+		case types.Set:
+			elems = c.Elements()
+		case types.Map:
+			for _, e := range c.Elements() {
+				elems = append(elems, e)
+			}
+		case types.Object:
+			for _, e := range c.Attributes() {
+				elems = append(elems, e)
+			}
+		}
+		if !allKnown(elems...) {
 			return false
 		}
 	}

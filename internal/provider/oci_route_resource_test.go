@@ -456,6 +456,19 @@ func TestValidateOCIRoute(t *testing.T) {
 		{"unknown values are left to apply", edit(base, func(m *ociRouteModel) {
 			m.Registries = types.ListUnknown(types.StringType)
 		}), nil},
+		{"unknown registry reference is left to apply", edit(base, func(m *ociRouteModel) {
+			m.ClusterNames = strSet("a")
+			m.Registries = types.ListValueMust(types.StringType, []attr.Value{types.StringUnknown(), types.StringValue("harbor-eu")})
+		}), nil},
+		{"unknown cluster name is left to apply", edit(base, func(m *ociRouteModel) {
+			m.ClusterNames = types.SetValueMust(types.StringType, []attr.Value{types.StringUnknown()})
+		}), nil},
+		{"unknown label value is left to apply", edit(base, func(m *ociRouteModel) {
+			m.ClusterSelectors = sels(types.ObjectValueMust(selectorType.AttrTypes, map[string]attr.Value{
+				"match_labels":      types.MapValueMust(types.StringType, map[string]attr.Value{"region": types.StringUnknown()}),
+				"match_expressions": types.ListNull(expressionType),
+			}))
+		}), nil},
 		{"unknown expression is left to apply", edit(base, func(m *ociRouteModel) {
 			m.ClusterSelectors = sels(sel(nil, []attr.Value{types.ObjectValueMust(expressionType.AttrTypes, map[string]attr.Value{
 				"key": types.StringValue("zone"), "operator": types.StringValue("In"), "values": types.ListUnknown(types.StringType),
