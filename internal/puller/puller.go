@@ -21,7 +21,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -33,6 +32,8 @@ import (
 	"oras.land/oras-go/v2/registry"
 	"oras.land/oras-go/v2/registry/remote"
 	"oras.land/oras-go/v2/registry/remote/auth"
+
+	"github.com/umkim/terraform-provider-fleet/internal/registryref"
 )
 
 // errIntegrity marks a registry answer that contradicts the digest asked for.
@@ -107,10 +108,11 @@ func New(chain []Registry, dest string, opts Options) (*Puller, error) {
 }
 
 func newTarget(r Registry) (target, error) {
-	host, namespace, _ := strings.Cut(strings.TrimSuffix(r.Reference, "/"), "/")
-	if _, err := registry.ParseReference(strings.TrimSuffix(r.Reference, "/") + "/x"); err != nil || strings.Contains(r.Reference, "://") {
-		return target{}, fmt.Errorf("registry %q: reference %q is not host[:port][/namespace]", r.Name, r.Reference)
+	ref, err := registryref.Parse(r.Reference)
+	if err != nil {
+		return target{}, fmt.Errorf("registry %q: %w", r.Name, err)
 	}
+	host, namespace := ref.Authority(), ref.Path
 	tlsConfig := &tls.Config{InsecureSkipVerify: r.InsecureSkipTLS} //nolint:gosec // the user's explicit choice
 	if r.CACerts != "" {
 		pool, err := x509.SystemCertPool()
