@@ -498,7 +498,7 @@ func TestNewRejectsBadChains(t *testing.T) {
 		{nil, "no registries"},
 		{[]Registry{{Name: "a", Reference: "r.example"}, {Name: "a", Reference: "s.example"}}, "appears twice"},
 		{[]Registry{{Reference: "r.example"}}, "no name"},
-		{[]Registry{{Name: "a", Reference: "https://r.example"}}, "host[:port][/namespace]"},
+		{[]Registry{{Name: "a", Reference: "https://r.example"}}, `registry "a": reference "https://r.example" has a scheme (https://)`},
 		{[]Registry{{Name: "a", Reference: "r.example", CACerts: "not pem"}}, "no PEM certificate"},
 	}
 	for _, tt := range tests {
