@@ -118,14 +118,14 @@ func (r *Resource[M, P]) Schema(ctx context.Context, _ resource.SchemaRequest, r
 		"name": schema.StringAttribute{
 			Required:            true,
 			MarkdownDescription: fmt.Sprintf("Name of the %s on the hub (a DNS subdomain name). Changing it replaces the resource.", r.kind.Object.Kind),
-			Validators:          []validator.String{dnsSubdomain{}},
+			Validators:          []validator.String{dnsSubdomain},
 			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
 		},
 		"workspace": schema.StringAttribute{
 			Optional:            true,
 			Computed:            true,
 			MarkdownDescription: "Workspace (hub namespace) of the object. Defaults to the provider's `workspace`. Changing it replaces the resource.",
-			Validators:          []validator.String{dnsLabel{}},
+			Validators:          []validator.String{dnsLabel},
 			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplaceIfConfigured(), stringplanmodifier.UseStateForUnknown()},
 		},
 	}
@@ -204,22 +204,39 @@ func (r *Resource[M, P]) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 	resp.Diagnostics.Append(r.kind.CheckPlan(ctx, r.env, &plan, prior)...)
 }
 
+// modelSource is a plan, state or config: something a model is read from.
+type modelSource interface {
+	Get(ctx context.Context, target any) diag.Diagnostics
+}
+
+// timeoutOf picks one operation's timeout, e.g. timeouts.Value.Create.
+type timeoutOf func(timeouts.Value, context.Context, time.Duration) (time.Duration, diag.Diagnostics)
+
+// begin reads the model, checks that the hub can be reached and bounds ctx by the operation's
+// timeout. ok is false when diags says why the operation cannot go on.
+func (r *Resource[M, P]) begin(ctx context.Context, src modelSource, into *M, timeout timeoutOf, diags *diag.Diagnostics) (_ context.Context, cancel context.CancelFunc, ok bool) {
+	if diags.Append(src.Get(ctx, into)...); diags.HasError() || !r.clientReady(diags) {
+		return ctx, func() {}, false
+	}
+	d, dd := timeout(P(into).meta().Timeouts, ctx, defaultTimeout)
+	if diags.Append(dd...); dd.HasError() {
+		return ctx, func() {}, false
+	}
+	ctx, cancel = context.WithTimeout(ctx, d)
+	return ctx, cancel, true
+}
+
 func (r *Resource[M, P]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan, config M
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
-	if resp.Diagnostics.HasError() || !r.clientReady(&resp.Diagnostics) {
-		return
-	}
-	meta := P(&plan).meta()
-	timeout, d := meta.Timeouts.Create(ctx, defaultTimeout)
-	if resp.Diagnostics.Append(d...); d.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel, ok := r.begin(ctx, req.Plan, &plan, timeouts.Value.Create, &resp.Diagnostics)
 	defer cancel()
-
-	ns, name := meta.Workspace.ValueString(), meta.Name.ValueString()
+	if !ok {
+		return
+	}
+	if resp.Diagnostics.Append(req.Config.Get(ctx, &config)...); resp.Diagnostics.HasError() {
+		return
+	}
+	ns, name := r.key(&plan)
 	_, err := r.env.Client.Get(ctx, r.kind.Object, ns, name)
 	switch {
 	case err == nil:
@@ -238,17 +255,14 @@ func (r *Resource[M, P]) Create(ctx context.Context, req resource.CreateRequest,
 
 func (r *Resource[M, P]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan, config M
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
-	if resp.Diagnostics.HasError() || !r.clientReady(&resp.Diagnostics) {
-		return
-	}
-	timeout, d := P(&plan).meta().Timeouts.Update(ctx, defaultTimeout)
-	if resp.Diagnostics.Append(d...); d.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel, ok := r.begin(ctx, req.Plan, &plan, timeouts.Value.Update, &resp.Diagnostics)
 	defer cancel()
+	if !ok {
+		return
+	}
+	if resp.Diagnostics.Append(req.Config.Get(ctx, &config)...); resp.Diagnostics.HasError() {
+		return
+	}
 	r.apply(ctx, &plan, &config, &resp.Diagnostics)
 	if !resp.Diagnostics.HasError() {
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
@@ -257,8 +271,7 @@ func (r *Resource[M, P]) Update(ctx context.Context, req resource.UpdateRequest,
 
 // apply writes the planned object and reads back what the hub stored into plan.
 func (r *Resource[M, P]) apply(ctx context.Context, plan, config *M, diags *diag.Diagnostics) {
-	meta := P(plan).meta()
-	ns, name := meta.Workspace.ValueString(), meta.Name.ValueString()
+	ns, name := r.key(plan)
 	obj, d := r.kind.Expand(ctx, plan, config)
 	if diags.Append(d...); d.HasError() {
 		return
@@ -276,18 +289,12 @@ func (r *Resource[M, P]) apply(ctx context.Context, plan, config *M, diags *diag
 
 func (r *Resource[M, P]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state M
-	if resp.Diagnostics.Append(req.State.Get(ctx, &state)...); resp.Diagnostics.HasError() || !r.clientReady(&resp.Diagnostics) {
-		return
-	}
-	meta := P(&state).meta()
-	timeout, d := meta.Timeouts.Read(ctx, defaultTimeout)
-	if resp.Diagnostics.Append(d...); d.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel, ok := r.begin(ctx, req.State, &state, timeouts.Value.Read, &resp.Diagnostics)
 	defer cancel()
-
-	ns, name := meta.Workspace.ValueString(), meta.Name.ValueString()
+	if !ok {
+		return
+	}
+	ns, name := r.key(&state)
 	obj, err := r.env.Client.Get(ctx, r.kind.Object, ns, name)
 	if apierrors.IsNotFound(err) {
 		tflog.Info(ctx, "hub object is gone; removing it from state", map[string]any{"namespace": ns, "name": name})
@@ -306,20 +313,21 @@ func (r *Resource[M, P]) Read(ctx context.Context, req resource.ReadRequest, res
 
 func (r *Resource[M, P]) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state M
-	if resp.Diagnostics.Append(req.State.Get(ctx, &state)...); resp.Diagnostics.HasError() || !r.clientReady(&resp.Diagnostics) {
-		return
-	}
-	meta := P(&state).meta()
-	timeout, d := meta.Timeouts.Delete(ctx, defaultTimeout)
-	if resp.Diagnostics.Append(d...); d.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel, ok := r.begin(ctx, req.State, &state, timeouts.Value.Delete, &resp.Diagnostics)
 	defer cancel()
-	ns, name := meta.Workspace.ValueString(), meta.Name.ValueString()
+	if !ok {
+		return
+	}
+	ns, name := r.key(&state)
 	if err := r.env.Client.Delete(ctx, r.kind.Object, ns, name); err != nil {
 		r.hubError(&resp.Diagnostics, "delete", ns, name, err)
 	}
+}
+
+// key is the object's namespace and name.
+func (r *Resource[M, P]) key(m *M) (namespace, name string) {
+	meta := P(m).meta()
+	return meta.Workspace.ValueString(), meta.Name.ValueString()
 }
 
 // ImportState takes `workspace/name`, or `name` in the provider's default workspace.

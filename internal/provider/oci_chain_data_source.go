@@ -18,7 +18,9 @@ import (
 
 var _ datasource.DataSourceWithConfigure = &ociChainDataSource{}
 
-func newOCIChainDataSource() datasource.DataSource { return &ociChainDataSource{} }
+func newOCIChainDataSource() datasource.DataSource {
+	return &ociChainDataSource{hubDataSource{typeName: "oci_chain"}}
+}
 
 // ociChainDataSource resolves one cluster's route and registry chain on the hub.
 type ociChainDataSource struct{ hubDataSource }
@@ -36,10 +38,6 @@ type chainRegistry struct {
 	Name      types.String `tfsdk:"name"`
 	Reference types.String `tfsdk:"reference"`
 	Role      types.String `tfsdk:"role"`
-}
-
-func (d *ociChainDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_oci_chain"
 }
 
 func (d *ociChainDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
@@ -108,9 +106,16 @@ func notInWorkspace(cluster string, inv *inventory.Workspace) string {
 		cluster, inv.Name, strings.Join(inv.Groups, ", "))
 }
 
-// hubDataSource is what the data sources share: the provider's Env and reading a workspace's
-// resolved routing.
-type hubDataSource struct{ env *hubresource.Env }
+// hubDataSource is what the data sources share: their name, the provider's Env and reading a
+// workspace's resolved routing.
+type hubDataSource struct {
+	typeName string
+	env      *hubresource.Env
+}
+
+func (d *hubDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_" + d.typeName
+}
 
 func (d *hubDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
 	if req.ProviderData == nil {

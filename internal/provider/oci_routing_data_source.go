@@ -10,7 +10,9 @@ import (
 
 var _ datasource.DataSourceWithConfigure = &ociRoutingDataSource{}
 
-func newOCIRoutingDataSource() datasource.DataSource { return &ociRoutingDataSource{} }
+func newOCIRoutingDataSource() datasource.DataSource {
+	return &ociRoutingDataSource{hubDataSource{typeName: "oci_routing"}}
+}
 
 // ociRoutingDataSource shows a workspace's whole routing: which clusters each route wins.
 type ociRoutingDataSource struct{ hubDataSource }
@@ -27,10 +29,6 @@ type routingRoute struct {
 	Default  types.Bool   `tfsdk:"default"`
 	Clusters []string     `tfsdk:"clusters"`
 	Shadowed types.Bool   `tfsdk:"shadowed"`
-}
-
-func (d *ociRoutingDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_oci_routing"
 }
 
 func (d *ociRoutingDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
