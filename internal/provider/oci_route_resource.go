@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -424,11 +425,15 @@ func checkOCIRoutePlan(ctx context.Context, env *hubresource.Env, plan, _ *ociRo
 		}
 	}
 
-	// The workspace's routes without this one (the hub's, updated by what this plan changes),
-	// then with it.
+	// The workspace's other routes (the hub's, updated by what this plan changes); before: with
+	// this route as the hub has it, if it does; after: with this route as planned.
 	others := map[string]routing.Route{}
-	for _, r := range inv.Routes {
+	var onHub *routing.Route
+	for i, r := range inv.Routes {
 		others[r.Name] = r
+		if r.Name == route.Name {
+			onHub = &inv.Routes[i]
+		}
 	}
 	for name, m := range hubresource.Planned[ociRouteModel](env, "oci_route", ws) {
 		if r, ok, _ := routeOf(ctx, m); ok {
@@ -436,11 +441,15 @@ func checkOCIRoutePlan(ctx context.Context, env *hubresource.Env, plan, _ *ociRo
 		}
 	}
 	delete(others, route.Name)
-	before := make([]routing.Route, 0, len(others)+1)
+	rest := make([]routing.Route, 0, len(others)+1)
 	for _, r := range others {
-		before = append(before, r)
+		rest = append(rest, r)
 	}
-	after := append(append([]routing.Route(nil), before...), route)
+	after := append(slices.Clip(rest), route)
+	before := rest
+	if onHub != nil {
+		before = append(slices.Clip(rest), *onHub)
+	}
 
 	for _, p := range routing.Validate(after) {
 		if p.Route == route.Name && len(p.Path) == 1 && (p.Path[0] == routing.Attr("priority") || p.Path[0] == routing.Attr("default")) {

@@ -1,0 +1,376 @@
+package provider
+
+// Plan-time warnings of fleet_oci_route, asserted from Go: terraform-plugin-testing cannot see
+// warnings. The provider is configured as Terraform would (Configure with a config value built
+// from its schema), and the route resource's ModifyPlan is driven with plan, state and config
+// values built from the resource schema. These tests run against the local hub, so they are
+// TestAcc… tests (TF_ACC=1).
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	"k8s.io/client-go/rest"
+)
+
+// planDriver is one configured provider's fleet_oci_route resource, as Terraform would use it
+// for one plan: every ModifyPlan call shares the provider's hub client and planned objects.
+type planDriver struct {
+	t      *testing.T
+	res    resource.ResourceWithModifyPlan
+	schema tfsdk.Plan // holds only the schema, for building values
+}
+
+// newPlanDriver configures a new provider with the given provider-block attributes (the rest
+// null, so that KUBE_CONFIG_PATH names the hub) and returns its fleet_oci_route resource.
+func newPlanDriver(t *testing.T, providerConfig map[string]tftypes.Value) *planDriver {
+	t.Helper()
+	ctx := context.Background()
+	p := New("test")()
+	var sresp provider.SchemaResponse
+	p.Schema(ctx, provider.SchemaRequest{}, &sresp)
+	typ := sresp.Schema.Type().TerraformType(ctx).(tftypes.Object)
+	vals := map[string]tftypes.Value{}
+	for name, at := range typ.AttributeTypes {
+		vals[name] = tftypes.NewValue(at, nil)
+		if v, ok := providerConfig[name]; ok {
+			vals[name] = v
+		}
+	}
+	var cresp provider.ConfigureResponse
+	p.Configure(ctx, provider.ConfigureRequest{Config: tfsdk.Config{Schema: sresp.Schema, Raw: tftypes.NewValue(typ, vals)}}, &cresp)
+	if cresp.Diagnostics.HasError() {
+		t.Fatalf("configure provider:\n%s", describeDiags(cresp.Diagnostics))
+	}
+
+	var res resource.Resource
+	for _, newRes := range p.Resources(ctx) {
+		r := newRes()
+		var mresp resource.MetadataResponse
+		r.Metadata(ctx, resource.MetadataRequest{ProviderTypeName: "fleet"}, &mresp)
+		if mresp.TypeName == "fleet_oci_route" {
+			res = r
+		}
+	}
+	if res == nil {
+		t.Fatal("the provider has no fleet_oci_route resource")
+	}
+	var confResp resource.ConfigureResponse
+	res.(resource.ResourceWithConfigure).Configure(ctx, resource.ConfigureRequest{ProviderData: cresp.ResourceData}, &confResp)
+	if confResp.Diagnostics.HasError() {
+		t.Fatalf("configure resource:\n%s", describeDiags(confResp.Diagnostics))
+	}
+	var sr resource.SchemaResponse
+	res.Schema(ctx, resource.SchemaRequest{}, &sr)
+	return &planDriver{t: t, res: res.(resource.ResourceWithModifyPlan), schema: tfsdk.Plan{Schema: sr.Schema}}
+}
+
+// model returns a route model that can be set into a plan: timeouts null.
+func (d *planDriver) model(m ociRouteModel) *ociRouteModel {
+	ctx := context.Background()
+	tt, diags := d.schema.Schema.TypeAtPath(ctx, path.Root("timeouts"))
+	if diags.HasError() {
+		d.t.Fatalf("timeouts type: %v", diags)
+	}
+	m.Timeouts = timeouts.Value{Object: types.ObjectNull(tt.(attr.TypeWithAttributeTypes).AttributeTypes())}
+	return &m
+}
+
+// plan runs ModifyPlan for a create (prior nil) or an update of the route and returns its
+// diagnostics.
+func (d *planDriver) plan(planned ociRouteModel, prior *ociRouteModel) diag.Diagnostics {
+	d.t.Helper()
+	ctx := context.Background()
+	typ := d.schema.Schema.Type().TerraformType(ctx)
+	plan := tfsdk.Plan{Schema: d.schema.Schema, Raw: tftypes.NewValue(typ, nil)}
+	if diags := plan.Set(ctx, d.model(planned)); diags.HasError() {
+		d.t.Fatalf("build plan:\n%s", describeDiags(diags))
+	}
+	state := tfsdk.State{Schema: d.schema.Schema, Raw: tftypes.NewValue(typ, nil)}
+	if prior != nil {
+		if diags := state.Set(ctx, d.model(*prior)); diags.HasError() {
+			d.t.Fatalf("build state:\n%s", describeDiags(diags))
+		}
+	}
+	req := resource.ModifyPlanRequest{
+		Config: tfsdk.Config{Schema: d.schema.Schema, Raw: plan.Raw.Copy()},
+		Plan:   plan,
+		State:  state,
+	}
+	resp := resource.ModifyPlanResponse{Plan: tfsdk.Plan{Schema: plan.Schema, Raw: plan.Raw.Copy()}}
+	d.res.ModifyPlan(ctx, req, &resp)
+	return resp.Diagnostics
+}
+
+type wantPlanDiag struct {
+	severity diag.Severity
+	summary  string
+	detail   string // exact, or a prefix when prefix is set
+	prefix   bool
+}
+
+func assertPlanDiags(t *testing.T, got diag.Diagnostics, want []wantPlanDiag) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("got %d diagnostics, want %d:\n%s", len(got), len(want), describeDiags(got))
+	}
+	for i, w := range want {
+		d := got[i]
+		if d.Severity() != w.severity || d.Summary() != w.summary {
+			t.Errorf("diagnostic %d = %s %q, want %s %q", i, d.Severity(), d.Summary(), w.severity, w.summary)
+		}
+		if ok := d.Detail() == w.detail || w.prefix && strings.HasPrefix(d.Detail(), w.detail); !ok {
+			t.Errorf("diagnostic %d detail =\n  %q\nwant\n  %q (prefix: %v)", i, d.Detail(), w.detail, w.prefix)
+		}
+	}
+}
+
+// euHub sets up a workspace with EU clusters, a US cluster, two registries and the EU label
+// route at priority 10, all on the hub.
+func euHub(t *testing.T) (*hubFixtures, string) {
+	kube := testHub(t)
+	ws := testWorkspace(t, kube)
+	f := newHubFixtures(t, ws)
+	f.ClusterSet("general")
+	f.Cluster("eu-01", "general", map[string]string{"region": "eu"})
+	f.Cluster("eu-staging-01", "general", map[string]string{"region": "eu", "stage": "staging"})
+	f.Cluster("us-01", "general", map[string]string{"region": "us"})
+	f.Registry("harbor-eu", "source", "harbor-eu.example.com/fleet")
+	f.Registry("harbor-central", "mirror", "harbor-central.example.com/fleet")
+	f.Route("eu-clusters", map[string]any{
+		"priority":         10,
+		"clusterSelectors": []any{map[string]any{"matchLabels": map[string]any{"region": "eu"}}},
+		"registries":       []any{"harbor-eu", "harbor-central"},
+		"replicationWait":  "10m",
+	})
+	return f, ws
+}
+
+func TestAccOCIRoutePlan_warnings(t *testing.T) {
+	f, ws := euHub(t)
+	staging := f.Name("eu-staging-01")
+	newRoute := func(name string, priority int64, edit func(*ociRouteModel)) ociRouteModel {
+		m := route(name, priority, "harbor-central")
+		m.Workspace, m.ID = types.StringValue(ws), types.StringValue(ws+"/"+name)
+		edit(&m)
+		return m
+	}
+	byName := func(names ...string) func(*ociRouteModel) {
+		return func(m *ociRouteModel) { m.ClusterNames = strSet(names...) }
+	}
+	euRoute := newRoute("eu-clusters", 10, func(m *ociRouteModel) {
+		m.ClusterSelectors = sels(sel(map[string]string{"region": "eu"}, nil))
+		m.Registries = strList("harbor-eu", "harbor-central")
+		m.ReplicationWait = types.StringValue("10m")
+	})
+
+	cases := []struct {
+		name  string
+		plan  ociRouteModel
+		prior *ociRouteModel
+		want  []wantPlanDiag
+	}{
+		{
+			name: "shadowed by the EU route",
+			plan: newRoute("staging", 50, byName(staging)),
+			want: []wantPlanDiag{{diag.SeverityWarning, "Route shadowed", fmt.Sprintf(
+				`Route "staging" (priority 50) wins none of the clusters it selects: %s is matched first by route "eu-clusters" (priority 10). `+
+					`Give it a priority lower than 10 to take them, or remove it.`, staging), false}},
+		},
+		{
+			name: "captures a cluster from the EU route",
+			plan: newRoute("staging", 5, byName(staging)),
+			want: []wantPlanDiag{{diag.SeverityWarning, "Clusters change route", fmt.Sprintf(
+				`Applying route "staging" moves 1 cluster(s) in workspace %s: %s from "eu-clusters" to "staging". `+
+					`They pull through the new chain on their next pull; nothing is redeployed.`, ws, staging), false}},
+		},
+		{
+			name: "routes a cluster no route matched",
+			plan: newRoute("us", 30, func(m *ociRouteModel) { m.ClusterSelectors = sels(sel(map[string]string{"region": "us"}, nil)) }),
+			want: []wantPlanDiag{{diag.SeverityWarning, "Clusters change route", fmt.Sprintf(
+				`Applying route "us" moves 1 cluster(s) in workspace %s: %s from no route to "us". `+
+					`They pull through the new chain on their next pull; nothing is redeployed.`, ws, f.Name("us-01")), false}},
+		},
+		{
+			name: "an update that drops clusters from the EU route",
+			plan: newRoute("eu-clusters", 10, func(m *ociRouteModel) {
+				m.ClusterSelectors = sels(sel(map[string]string{"region": "eu", "stage": "staging"}, nil))
+				m.Registries = strList("harbor-eu", "harbor-central")
+				m.ReplicationWait = types.StringValue("10m")
+			}),
+			prior: &euRoute,
+			want: []wantPlanDiag{{diag.SeverityWarning, "Clusters change route", fmt.Sprintf(
+				`Applying route "eu-clusters" moves 1 cluster(s) in workspace %s: %s from "eu-clusters" to no route. `+
+					`They pull through the new chain on their next pull; nothing is redeployed.`, ws, f.Name("eu-01")), false}},
+		},
+		{
+			name: "statically shadowed: its selector implies the EU route's",
+			plan: newRoute("eu-staging", 50, func(m *ociRouteModel) {
+				m.ClusterSelectors = sels(sel(map[string]string{"region": "eu", "stage": "staging"}, nil))
+			}),
+			want: []wantPlanDiag{{diag.SeverityWarning, "Route shadowed",
+				`Route "eu-staging" can never win a cluster: every criterion is covered by an earlier route — ` +
+					`cluster_selectors[0] by route "eu-clusters" (priority 10) cluster_selectors[0]. Give it a lower priority than those routes, or remove it.`, false}},
+		},
+		{
+			name: "an unchanged route warns of nothing",
+			plan: euRoute, prior: &euRoute,
+		},
+		{
+			name: "a route for clusters no other route has warns of nothing",
+			plan: newRoute("lab", 5, byName("no-such-cluster")),
+		},
+		{
+			name: "values known only at apply time",
+			plan: newRoute("late", 50, func(m *ociRouteModel) { m.ClusterNames = strSet(staging); m.Priority = types.Int64Unknown() }),
+			want: []wantPlanDiag{{diag.SeverityWarning, "Hub checks skipped",
+				`Route "late" has values that are known only at apply time, so its order, registries and effect on clusters were not checked against the hub.`, false}},
+		},
+		{
+			name: "priority taken",
+			plan: newRoute("staging", 10, byName(staging)),
+			want: []wantPlanDiag{{diag.SeverityError, "Priority already taken",
+				fmt.Sprintf(`In workspace %s, route "staging": priority: 10 is also the priority of route "eu-clusters"; priorities must be unique.`, ws), false}},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := newPlanDriver(t, nil) // a new provider: a plan of its own
+			assertPlanDiags(t, d.plan(tc.plan, tc.prior), tc.want)
+		})
+	}
+}
+
+func TestAccOCIRoutePlan_hubChecksSkipped(t *testing.T) {
+	_, ws := euHub(t)
+	planned := route("staging", 50, "harbor-central")
+	planned.Workspace = types.StringValue(ws)
+	planned.ClusterNames = strSet("eu-staging-01")
+
+	t.Run("hub unreachable", func(t *testing.T) {
+		d := newPlanDriver(t, map[string]tftypes.Value{
+			"host":     tftypes.NewValue(tftypes.String, "https://127.0.0.1:1"),
+			"insecure": tftypes.NewValue(tftypes.Bool, true),
+		})
+		assertPlanDiags(t, d.plan(planned, nil), []wantPlanDiag{{diag.SeverityWarning, "Hub checks skipped",
+			fmt.Sprintf(`Route "staging" was not checked against the hub: listing routes of workspace %s: hub unreachable at https://127.0.0.1:1: `, ws), true}})
+	})
+	t.Run("connection settings known only at apply time", func(t *testing.T) {
+		d := newPlanDriver(t, map[string]tftypes.Value{"host": tftypes.NewValue(tftypes.String, tftypes.UnknownValue)})
+		assertPlanDiags(t, d.plan(planned, nil), []wantPlanDiag{{diag.SeverityWarning, "Hub checks skipped",
+			`The fleet_oci_route plan was not checked against the hub: the provider's connection settings are not known until apply.`, false}})
+	})
+}
+
+// listCounter is a reverse proxy in front of the hub that counts LIST requests by resource.
+type listCounter struct {
+	mu    sync.Mutex
+	lists map[string]int
+	other []string
+}
+
+func (c *listCounter) record(r *http.Request) {
+	segs := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	var rest []string
+	switch {
+	case len(segs) >= 2 && segs[0] == "api":
+		rest = segs[2:]
+	case len(segs) >= 3 && segs[0] == "apis":
+		rest = segs[3:]
+	}
+	if len(rest) >= 3 && rest[0] == "namespaces" {
+		rest = rest[2:]
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r.Method == http.MethodGet && len(rest) == 1 {
+		c.lists[rest[0]]++
+		return
+	}
+	c.other = append(c.other, r.Method+" "+r.URL.Path)
+}
+
+// countingKubeconfig starts the proxy and writes a kubeconfig whose server is the proxy; the
+// proxy authenticates to the hub with the test's admin credentials.
+func countingKubeconfig(t *testing.T) (string, *listCounter) {
+	t.Helper()
+	cfg := testRESTConfig(t)
+	target, err := url.Parse(cfg.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	transport, err := rest.TransportFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.Transport = transport
+	counter := &listCounter{lists: map[string]int{}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		counter.record(r)
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	err = os.WriteFile(kubeconfig, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: proxy
+  cluster:
+    server: %s
+users:
+- name: proxy
+  user: {}
+contexts:
+- name: proxy
+  context: {cluster: proxy, user: proxy}
+current-context: proxy
+`, srv.URL)), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kubeconfig, counter
+}
+
+func TestAccOCIRoutePlan_listsEachKindOnce(t *testing.T) {
+	_, ws := euHub(t)
+	kubeconfig, counter := countingKubeconfig(t)
+	d := newPlanDriver(t, map[string]tftypes.Value{"config_path": tftypes.NewValue(tftypes.String, kubeconfig)})
+
+	const n = 100
+	for i := range n {
+		m := route(fmt.Sprintf("route-%03d", i), int64(100+i), "harbor-eu", "harbor-central")
+		m.Workspace = types.StringValue(ws)
+		m.ClusterNames = strSet(fmt.Sprintf("cluster-%03d", i))
+		if diags := d.plan(m, nil); len(diags) > 0 {
+			t.Fatalf("plan of route %d:\n%s", i, describeDiags(diags))
+		}
+	}
+	want := map[string]int{"ocistorageroutes": 1, "secrets": 1, "managedclustersetbindings": 1, "managedclustersets": 1, "managedclusters": 1}
+	counter.mu.Lock()
+	defer counter.mu.Unlock()
+	if fmt.Sprint(counter.lists) != fmt.Sprint(want) {
+		t.Errorf("LIST requests by resource over %d route plans = %v, want %v", n, counter.lists, want)
+	}
+	if len(counter.other) > 0 {
+		t.Errorf("requests other than LISTs during planning: %v", counter.other)
+	}
+}
