@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# make demo: start the local hub, apply examples/quickstart with OpenTofu and the provider built
-# in bin/, then show what landed on the hub. The hub keeps running so you can explore it;
-# `make hub-down` stops it and removes .hub/ (the demo's state included).
+# make demo: start the local hub, seed it with sample edge clusters, apply examples/quickstart
+# with OpenTofu and the provider built in bin/, show what landed on the hub, then plan a route
+# that an earlier route shadows to show the plan-time warning. The hub keeps running so you can
+# explore it; `make hub-down` stops it and removes .hub/ (the demo's state included).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
 hack/hub-up.sh
 export KUBE_CONFIG_PATH=$root/.hub/kubeconfig
+go run ./hack/demohub -hub "$KUBE_CONFIG_PATH" seed
 
 # Use the provider from bin/ instead of a registry download (OpenTofu and Terraform addresses).
 work=$root/.hub/demo
@@ -30,12 +32,21 @@ echo "== tofu apply (examples/quickstart) =="
 
 echo
 echo "== what the hub now holds in workspace fleet-default =="
-go run ./hack/hubshow -kubeconfig "$KUBE_CONFIG_PATH" -workspace fleet-default
+go run ./hack/demohub -hub "$KUBE_CONFIG_PATH" show
+
+# The plan-time checks: only the provider's warnings of each plan are shown.
+warnings() { sed -n '/^Warning: \(Route\|Clusters\)/,/^\(─\|Note:\)/p' | grep -v '^\(─\|Note:\)'; }
+for priority in 50 5; do
+  echo
+  echo "== tofu plan -var staging_route_priority=$priority: a route for eu-staging-01 =="
+  (cd "$work" && "$root/bin/tofu" plan -input=false -no-color -var staging_route_priority=$priority | warnings)
+done
 
 cat <<DONE
 
 The local hub is still running:
   export KUBECONFIG=$KUBE_CONFIG_PATH KUBE_CONFIG_PATH=$KUBE_CONFIG_PATH
   (cd .hub/demo && TF_CLI_CONFIG_FILE=\$PWD/dev.tfrc ../../bin/tofu plan)   # no changes
+  (cd .hub/demo && TF_CLI_CONFIG_FILE=\$PWD/dev.tfrc ../../bin/tofu plan -var staging_route_priority=5)  # moves a cluster
   make hub-down                                                           # stop it
 DONE
