@@ -259,6 +259,24 @@ func TestAccOCIRoutePlan_warnings(t *testing.T) {
 	}
 }
 
+// TestAccOCIRoutePlan_collisionBlamesTheChange plans, in one plan, a new route that takes the EU
+// route's priority and then the unchanged EU route: only the new route gets the error.
+func TestAccOCIRoutePlan_collisionBlamesTheChange(t *testing.T) {
+	f, ws := euHub(t)
+	staging := route("staging", 10, "harbor-central")
+	staging.Workspace, staging.ID = types.StringValue(ws), types.StringValue(ws+"/staging")
+	staging.ClusterNames = strSet(f.Name("eu-staging-01"))
+	eu := route("eu-clusters", 10, "harbor-eu", "harbor-central")
+	eu.Workspace, eu.ID = types.StringValue(ws), types.StringValue(ws+"/eu-clusters")
+	eu.ClusterSelectors = sels(sel(map[string]string{"region": "eu"}, nil))
+	eu.ReplicationWait = types.StringValue("10m")
+
+	d := newPlanDriver(t, nil)
+	assertPlanDiags(t, d.plan(staging, nil), []wantPlanDiag{{diag.SeverityError, "Priority already taken",
+		fmt.Sprintf(`In workspace %s, route "staging": priority: 10 is also the priority of route "eu-clusters"; priorities must be unique.`, ws), false}})
+	assertPlanDiags(t, d.plan(eu, &eu), nil)
+}
+
 func TestAccOCIRoutePlan_hubChecksSkipped(t *testing.T) {
 	_, ws := euHub(t)
 	planned := route("staging", 50, "harbor-central")

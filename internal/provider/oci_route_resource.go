@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -224,7 +225,8 @@ func expandOCIRoute(ctx context.Context, plan, _ *ociRouteModel) (*unstructured.
 	spec := map[string]any{
 		"priority":        r.Priority,
 		"registries":      toAny(r.Registries),
-		"replicationWait": r.ReplicationWait.String(),
+		"replicationWait": plan.ReplicationWait.ValueString(), // as written: the hub keeps it, so import reads it back
+
 	}
 	if r.Default {
 		spec["default"] = true
@@ -278,7 +280,12 @@ func flattenOCIRoute(ctx context.Context, obj *unstructured.Unstructured, m *oci
 	m.ClusterGroups = keepEmpty(m.ClusterGroups, r.ClusterGroups, func(v []attr.Value) attr.Value { return types.SetValueMust(types.StringType, v) }, types.SetNull(types.StringType)).(types.Set)
 	m.Registries = keepEmpty(m.Registries, r.Registries, func(v []attr.Value) attr.Value { return types.ListValueMust(types.StringType, v) }, types.ListNull(types.StringType)).(types.List)
 	if prior, err := time.ParseDuration(m.ReplicationWait.ValueString()); err != nil || prior != r.ReplicationWait {
-		m.ReplicationWait = types.StringValue(r.ReplicationWait.String()) // keep the user's spelling of an equal duration
+		// Not the duration of the configuration (or none, on import): take the hub's spelling.
+		written, _, _ := unstructured.NestedString(obj.Object, "spec", "replicationWait")
+		if d, err := time.ParseDuration(written); err != nil || d != r.ReplicationWait {
+			written = r.ReplicationWait.String()
+		}
+		m.ReplicationWait = types.StringValue(written)
 	}
 
 	var priorSelectors []selectorModel
@@ -405,7 +412,11 @@ func (durationValidator) ValidateString(_ context.Context, req validator.StringR
 func checkOCIRoutePlan(ctx context.Context, env *hubresource.Env, plan, _ *ociRouteModel) diag.Diagnostics {
 	route, ok, diags := routeOf(ctx, plan)
 	if !ok || plan.Workspace.IsUnknown() {
-		diags.AddWarning("Hub checks skipped", fmt.Sprintf("Route %s has values that are known only at apply time, so its order, registries and effect on clusters were not checked against the hub.", plan.Name))
+		name := "This route"
+		if !plan.Name.IsUnknown() {
+			name = fmt.Sprintf("Route %q", plan.Name.ValueString())
+		}
+		diags.AddWarning("Hub checks skipped", name+" has values that are known only at apply time, so its order, registries and effect on clusters were not checked against the hub.")
 		return diags
 	}
 	ws := plan.Workspace.ValueString()
@@ -451,16 +462,31 @@ func checkOCIRoutePlan(ctx context.Context, env *hubresource.Env, plan, _ *ociRo
 		before = append(slices.Clip(rest), *onHub)
 	}
 
-	for _, p := range routing.Validate(after) {
-		if p.Route == route.Name && len(p.Path) == 1 && (p.Path[0] == routing.Attr("priority") || p.Path[0] == routing.Attr("default")) {
-			summary := "Priority already taken"
-			if p.Path[0] == routing.Attr("default") {
-				summary = "Second default route"
-			}
-			diags.AddAttributeError(attrPath(p.Path), summary, fmt.Sprintf("In workspace %s, %s.", ws, p.Error()))
+	// A collision is reported on the route whose change causes it, not on an unchanged route the
+	// new one collides with — unless the hub already has the collision.
+	changed := onHub == nil || onHub.Priority != route.Priority || onHub.Default != route.Default
+	onHubAlready := map[routing.Step]bool{}
+	for _, p := range routing.Validate(inv.Routes) {
+		if p.Route == route.Name && len(p.Path) == 1 {
+			onHubAlready[p.Path[0]] = true
 		}
 	}
-	if diags.HasError() {
+	for _, p := range routing.Validate(after) {
+		if p.Route != route.Name || len(p.Path) != 1 || (p.Path[0] != routing.Attr("priority") && p.Path[0] != routing.Attr("default")) {
+			continue
+		}
+		if !changed && !onHubAlready[p.Path[0]] {
+			continue
+		}
+		summary := "Priority already taken"
+		if p.Path[0] == routing.Attr("default") {
+			summary = "Second default route"
+		}
+		diags.AddAttributeError(attrPath(p.Path), summary, fmt.Sprintf("In workspace %s, %s.", ws, p.Error()))
+	}
+	if diags.HasError() || (onHub != nil && reflect.DeepEqual(*onHub, route)) {
+		// An unchanged route has no effect of its own: what other routes' changes do to its
+		// clusters is reported on them.
 		return diags
 	}
 	afterRouter, err := routing.Compile(after)

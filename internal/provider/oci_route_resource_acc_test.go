@@ -96,13 +96,13 @@ func TestAccOCIRoute_lifecycle(t *testing.T) {
     ] },
   ]
   registries       = [fleet_oci_registry.harbor-central.name, fleet_oci_registry.harbor-eu.name]
-  replication_wait = "1m30s"
+  replication_wait = "90s" # any spelling: the hub keeps it, so import reads it back
 `)
 	updatedSpec := map[string]any{
 		"priority":        15,
 		"clusterNames":    []any{"lab-sandbox"},
 		"registries":      []any{"harbor-central", "harbor-eu"},
-		"replicationWait": "1m30s",
+		"replicationWait": "90s",
 		"clusterSelectors": []any{
 			map[string]any{"matchLabels": map[string]any{"region": "eu"}},
 			map[string]any{"matchExpressions": []any{
@@ -142,7 +142,7 @@ func TestAccOCIRoute_lifecycle(t *testing.T) {
 						"priority":         10,
 						"clusterSelectors": []any{map[string]any{"matchLabels": map[string]any{"region": "eu"}}},
 						"registries":       []any{"harbor-eu", "harbor-central"},
-						"replicationWait":  "10m0s",
+						"replicationWait":  "10m",
 					}),
 					checkRoutesOnHub(f, "eu-clusters"),
 				),
@@ -161,7 +161,7 @@ func TestAccOCIRoute_lifecycle(t *testing.T) {
 					resource.TestCheckResourceAttr(addr, "cluster_selectors.1.match_expressions.0.values.#", "2"),
 					resource.TestCheckNoResourceAttr(addr, "cluster_selectors.1.match_expressions.1.values"),
 					resource.TestCheckResourceAttr(addr, "registries.0", "harbor-central"),
-					resource.TestCheckResourceAttr(addr, "replication_wait", "1m30s"),
+					resource.TestCheckResourceAttr(addr, "replication_wait", "90s"),
 					checkRouteSpec(f, "eu-clusters", updatedSpec),
 				),
 			},
@@ -399,7 +399,7 @@ func TestAccOCIRoute_issueScenario(t *testing.T) {
 		checkRoutesOnHub(f, "eu-clusters", "airgap-stores", "lab-override", "fallback"),
 		checkRouteSpec(f, "eu-clusters", map[string]any{
 			"priority": 10, "clusterSelectors": []any{map[string]any{"matchLabels": map[string]any{"region": "eu"}}},
-			"registries": []any{"harbor-eu", "harbor-central"}, "replicationWait": "10m0s",
+			"registries": []any{"harbor-eu", "harbor-central"}, "replicationWait": "10m",
 		}),
 		checkRouteSpec(f, "lab-override", map[string]any{
 			"priority": 5, "clusterNames": names("lab-sandbox"), "registries": []any{"harbor-lab"}, "replicationWait": "0s",
