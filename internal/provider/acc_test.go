@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -24,9 +25,9 @@ var protoV6Providers = map[string]func() (tfprotov6.ProviderServer, error){
 	"fleet": providerserver.NewProtocol6WithError(New("test")()),
 }
 
-// testHub is a typed client of the hub the acceptance tests run against, for out-of-band changes
-// and assertions on hub objects.
-func testHub(t *testing.T) kubernetes.Interface {
+// testRESTConfig is the admin configuration of the hub the acceptance tests run against
+// (KUBE_CONFIG_PATH, as the provider reads it).
+func testRESTConfig(t *testing.T) *rest.Config {
 	t.Helper()
 	if os.Getenv("TF_ACC") == "" {
 		t.Skip("acceptance test: set TF_ACC=1 (make testacc) to run it on the local hub")
@@ -39,7 +40,13 @@ func testHub(t *testing.T) kubernetes.Interface {
 	if err != nil {
 		t.Fatalf("hub client from %q: %v", path, err)
 	}
-	return kubernetes.NewForConfigOrDie(cfg)
+	return cfg
+}
+
+// testHub is a typed client of that hub, for out-of-band changes and assertions on hub objects.
+func testHub(t *testing.T) kubernetes.Interface {
+	t.Helper()
+	return kubernetes.NewForConfigOrDie(testRESTConfig(t))
 }
 
 var workspaceSeq atomic.Int64

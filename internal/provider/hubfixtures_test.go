@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"hash/fnv"
-	"os"
 	"slices"
 	"testing"
 
@@ -14,8 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 
 	"github.com/umkim/terraform-provider-fleet/internal/inventory"
@@ -28,24 +25,6 @@ var (
 	setBindingsGVR     = schema.GroupVersionResource{Group: "cluster.open-cluster-management.io", Version: "v1beta2", Resource: "managedclustersetbindings"}
 	routesGVR          = inventory.RouteKind.GroupVersionResource
 )
-
-// testRESTConfig is the admin configuration of the hub the acceptance tests run against
-// (KUBE_CONFIG_PATH, as the provider reads it).
-func testRESTConfig(t *testing.T) *rest.Config {
-	t.Helper()
-	if os.Getenv("TF_ACC") == "" {
-		t.Skip("acceptance test: set TF_ACC=1 (make testacc) to run it on the local hub")
-	}
-	path := os.Getenv("KUBE_CONFIG_PATH")
-	if path == "" {
-		path = os.Getenv("KUBECONFIG")
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", path)
-	if err != nil {
-		t.Fatalf("hub client from %q: %v", path, err)
-	}
-	return cfg
-}
 
 // hubFixtures creates OCM objects and fleet objects for one test and deletes them when the test
 // ends. ManagedClusters and ManagedClusterSets are cluster-scoped and shared by every test of the
