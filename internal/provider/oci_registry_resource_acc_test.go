@@ -95,6 +95,11 @@ func TestAccOCIRegistry_lifecycle(t *testing.T) {
   ca_certs                  = <<-PEM
 `+testCA+`  PEM
 `)
+	checkUpdated := checkSecret(t, kube, ws, "central", "source", map[string]string{
+		"reference": "harbor.example.com:8443/fleet/bundles", "username": "pusher", "password": testPushPassword,
+		"agentUsername": "puller", "agentPassword": testAgentPassword,
+		"basicHTTP": "true", "insecureSkipTLS": "false", "cacerts": testCA,
+	})
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6Providers,
 		CheckDestroy: func(*terraform.State) error {
@@ -147,27 +152,12 @@ func TestAccOCIRegistry_lifecycle(t *testing.T) {
 				ImportStateVerify:       true,
 				ImportStateVerifyIgnore: []string{"password_wo_version", "agent_password_wo_version", "timeouts"},
 			},
-			{
-				// Drift: the reference and the role change out of band; the plan puts them back.
-				PreConfig: func() {
-					s := getSecret(t, kube, ws, "central")
-					s.Data["reference"] = []byte("elsewhere.example.com")
-					s.Labels[OCIRegistryRoleLabel] = "mirror"
-					if _, err := kube.CoreV1().Secrets(ws).Update(context.Background(), s, metav1.UpdateOptions{}); err != nil {
-						t.Fatalf("out-of-band update: %v", err)
-					}
-				},
-				Config: updated,
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
-					plancheck.ExpectKnownValue(addr, tfjsonpath.New("reference"), knownvalue.StringExact("harbor.example.com:8443/fleet/bundles")),
-				}},
-				Check: checkSecret(t, kube, ws, "central", "source", map[string]string{
-					"reference": "harbor.example.com:8443/fleet/bundles", "username": "pusher", "password": testPushPassword,
-					"agentUsername": "puller", "agentPassword": testAgentPassword,
-					"basicHTTP": "true", "insecureSkipTLS": "false", "cacerts": testCA,
-				}),
-			},
+			driftStep(t, kube, ws, "central", updated, "reference", knownvalue.StringExact("harbor.example.com:8443/fleet/bundles"), func(s *corev1.Secret) {
+				s.Data["reference"] = []byte("elsewhere.example.com")
+			}, checkUpdated),
+			driftStep(t, kube, ws, "central", updated, "role", knownvalue.StringExact("source"), func(s *corev1.Secret) {
+				s.Labels[OCIRegistryRoleLabel] = "mirror"
+			}, checkUpdated),
 			{
 				// Drift: the Secret is deleted out of band; the plan creates it again.
 				PreConfig: func() {
@@ -183,6 +173,27 @@ func TestAccOCIRegistry_lifecycle(t *testing.T) {
 			},
 		},
 	})
+}
+
+// driftStep changes the registry's Secret ws/name out of band and expects the plan to update
+// attr back to want, and the apply to restore the hub object (check).
+func driftStep(t *testing.T, kube kubernetes.Interface, ws, name, config, attr string, want knownvalue.Check,
+	change func(*corev1.Secret), check resource.TestCheckFunc) resource.TestStep {
+	return resource.TestStep{
+		PreConfig: func() {
+			s := getSecret(t, kube, ws, name)
+			change(s)
+			if _, err := kube.CoreV1().Secrets(ws).Update(context.Background(), s, metav1.UpdateOptions{}); err != nil {
+				t.Fatalf("out-of-band update: %v", err)
+			}
+		},
+		Config: config,
+		ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+			plancheck.ExpectResourceAction("fleet_oci_registry."+name, plancheck.ResourceActionUpdate),
+			plancheck.ExpectKnownValue("fleet_oci_registry."+name, tfjsonpath.New(attr), want),
+		}},
+		Check: check,
+	}
 }
 
 func TestAccOCIRegistry_invalidInputWritesNothing(t *testing.T) {
