@@ -83,3 +83,17 @@ func TestExpandHome(t *testing.T) {
 		}
 	}
 }
+
+func TestSettingsExecPlugin(t *testing.T) {
+	cfg, err := Settings{Host: "https://h:6443", Exec: &ExecSettings{
+		APIVersion: "client.authentication.k8s.io/v1", Command: "hub-login", Args: []string{"token"}, Env: map[string]string{"HUB": "eu"},
+	}}.RESTConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := cfg.ExecProvider
+	if e == nil || e.Command != "hub-login" || e.APIVersion != "client.authentication.k8s.io/v1" ||
+		len(e.Args) != 1 || e.Args[0] != "token" || len(e.Env) != 1 || e.Env[0].Name != "HUB" || e.Env[0].Value != "eu" {
+		t.Fatalf("ExecProvider = %+v", e)
+	}
+}
