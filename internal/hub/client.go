@@ -80,7 +80,7 @@ func (c *Client) Get(ctx context.Context, k Kind, namespace, name string) (*unst
 func (c *Client) Apply(ctx context.Context, k Kind, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	obj.SetAPIVersion(k.APIVersion())
 	obj.SetKind(k.Kind)
-	c.invalidate(k.GroupVersionResource)
+	defer c.invalidate(k.GroupVersionResource) // after the write: a list made meanwhile is stale
 	var out *unstructured.Unstructured
 	err := retryTransient(ctx, func() (err error) {
 		out, err = c.dyn.Resource(k.GroupVersionResource).Namespace(obj.GetNamespace()).Apply(ctx, obj.GetName(), obj,
@@ -93,7 +93,7 @@ func (c *Client) Apply(ctx context.Context, k Kind, obj *unstructured.Unstructur
 // Delete removes an object and waits until it is gone (finalizers done); a missing object is not
 // an error.
 func (c *Client) Delete(ctx context.Context, k Kind, namespace, name string) error {
-	c.invalidate(k.GroupVersionResource)
+	defer c.invalidate(k.GroupVersionResource)
 	ri := c.dyn.Resource(k.GroupVersionResource).Namespace(namespace)
 	err := retryTransient(ctx, func() error {
 		return ri.Delete(ctx, name, metav1.DeleteOptions{})
