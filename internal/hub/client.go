@@ -59,12 +59,6 @@ func NewClient(cfg *rest.Config, fieldManager string) (*Client, error) {
 	return &Client{dyn: dyn, host: cfg.Host, fieldManager: fieldManager, lists: map[listKey]*listEntry{}}, nil
 }
 
-// Host is the API server address, for messages.
-func (c *Client) Host() string { return c.host }
-
-// FieldManager is the server-side apply field manager of every write.
-func (c *Client) FieldManager() string { return c.fieldManager }
-
 // Get reads one object; a missing object is reported with apierrors.IsNotFound.
 func (c *Client) Get(ctx context.Context, k Kind, namespace, name string) (*unstructured.Unstructured, error) {
 	var obj *unstructured.Unstructured
