@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -227,13 +228,10 @@ func (r *Resource[M, P]) begin(ctx context.Context, src modelSource, into *M, ti
 }
 
 func (r *Resource[M, P]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan, config M
+	var plan M
 	ctx, cancel, ok := r.begin(ctx, req.Plan, &plan, timeouts.Value.Create, &resp.Diagnostics)
 	defer cancel()
 	if !ok {
-		return
-	}
-	if resp.Diagnostics.Append(req.Config.Get(ctx, &config)...); resp.Diagnostics.HasError() {
 		return
 	}
 	ns, name := r.key(&plan)
@@ -247,32 +245,27 @@ func (r *Resource[M, P]) Create(ctx context.Context, req resource.CreateRequest,
 		r.hubError(&resp.Diagnostics, "read", ns, name, err)
 		return
 	}
-	r.apply(ctx, &plan, &config, &resp.Diagnostics)
-	if !resp.Diagnostics.HasError() {
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	}
+	r.apply(ctx, &plan, req.Config, &resp.State, &resp.Diagnostics)
 }
 
 func (r *Resource[M, P]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan, config M
+	var plan M
 	ctx, cancel, ok := r.begin(ctx, req.Plan, &plan, timeouts.Value.Update, &resp.Diagnostics)
 	defer cancel()
-	if !ok {
-		return
-	}
-	if resp.Diagnostics.Append(req.Config.Get(ctx, &config)...); resp.Diagnostics.HasError() {
-		return
-	}
-	r.apply(ctx, &plan, &config, &resp.Diagnostics)
-	if !resp.Diagnostics.HasError() {
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	if ok {
+		r.apply(ctx, &plan, req.Config, &resp.State, &resp.Diagnostics)
 	}
 }
 
-// apply writes the planned object and reads back what the hub stored into plan.
-func (r *Resource[M, P]) apply(ctx context.Context, plan, config *M, diags *diag.Diagnostics) {
+// apply writes the planned object, with the write-only values taken from config, and stores
+// what the hub returned in state.
+func (r *Resource[M, P]) apply(ctx context.Context, plan *M, config modelSource, state *tfsdk.State, diags *diag.Diagnostics) {
+	var cfg M
+	if diags.Append(config.Get(ctx, &cfg)...); diags.HasError() {
+		return
+	}
 	ns, name := r.key(plan)
-	obj, d := r.kind.Expand(ctx, plan, config)
+	obj, d := r.kind.Expand(ctx, plan, &cfg)
 	if diags.Append(d...); d.HasError() {
 		return
 	}
@@ -284,7 +277,9 @@ func (r *Resource[M, P]) apply(ctx context.Context, plan, config *M, diags *diag
 		r.hubError(diags, "apply", ns, name, err)
 		return
 	}
-	r.flatten(ctx, out, plan, diags)
+	if r.flatten(ctx, out, plan, diags); !diags.HasError() {
+		diags.Append(state.Set(ctx, plan)...)
+	}
 }
 
 func (r *Resource[M, P]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
