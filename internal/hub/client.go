@@ -36,6 +36,7 @@ type Client struct {
 
 	mu    sync.Mutex
 	lists map[listKey]*listEntry
+	memos map[string]*memoEntry
 }
 
 type listKey struct {
@@ -50,13 +51,19 @@ type listEntry struct {
 	err   error
 }
 
+type memoEntry struct {
+	once  sync.Once
+	value any
+	err   error
+}
+
 // NewClient connects to the hub described by cfg; writes are made as fieldManager.
 func NewClient(cfg *rest.Config, fieldManager string) (*Client, error) {
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("hub client: %w", err)
 	}
-	return &Client{dyn: dyn, host: cfg.Host, fieldManager: fieldManager, lists: map[listKey]*listEntry{}}, nil
+	return &Client{dyn: dyn, host: cfg.Host, fieldManager: fieldManager, lists: map[listKey]*listEntry{}, memos: map[string]*memoEntry{}}, nil
 }
 
 // Get reads one object; a missing object is reported with apierrors.IsNotFound.
@@ -139,6 +146,29 @@ func (c *Client) List(ctx context.Context, k Kind, namespace, selector string) (
 	return e.items, nil
 }
 
+// Memo returns what build made of the cached lists for key, building it once until this client
+// next writes (or a build fails), so that checks derive a view of the hub once per plan too.
+// Callers must not modify the value.
+func (c *Client) Memo(key string, build func() (any, error)) (any, error) {
+	c.mu.Lock()
+	e, ok := c.memos[key]
+	if !ok {
+		e = &memoEntry{}
+		c.memos[key] = e
+	}
+	c.mu.Unlock()
+	e.once.Do(func() { e.value, e.err = build() })
+	if e.err != nil {
+		c.mu.Lock()
+		if c.memos[key] == e {
+			delete(c.memos, key)
+		}
+		c.mu.Unlock()
+	}
+	return e.value, e.err
+}
+
+// invalidate drops the cached lists of a kind and every memo, which may derive from any kind.
 func (c *Client) invalidate(gvr schema.GroupVersionResource) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -147,6 +177,7 @@ func (c *Client) invalidate(gvr schema.GroupVersionResource) {
 			delete(c.lists, key)
 		}
 	}
+	clear(c.memos)
 }
 
 // ErrUnreachable wraps errors that mean the hub could not be reached at all.

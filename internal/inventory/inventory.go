@@ -55,8 +55,17 @@ type Workspace struct {
 	Groups     []string            // the cluster sets bound to the workspace, sorted
 }
 
-// Load reads a workspace's inventory. Each kind is listed once (and cached by the client).
+// Load reads a workspace's inventory. The client caches it, and the lists it is made of, until it
+// writes to the hub; callers must not modify it.
 func Load(ctx context.Context, c *hub.Client, workspace string) (*Workspace, error) {
+	v, err := c.Memo("inventory/"+workspace, func() (any, error) { return load(ctx, c, workspace) })
+	if err != nil {
+		return nil, err
+	}
+	return v.(*Workspace), nil
+}
+
+func load(ctx context.Context, c *hub.Client, workspace string) (*Workspace, error) {
 	ws := &Workspace{Name: workspace, Registries: map[string]Registry{}}
 
 	routes, err := c.List(ctx, RouteKind, workspace, "")

@@ -1,0 +1,39 @@
+package hub
+
+import (
+	"errors"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+)
+
+func TestMemo(t *testing.T) {
+	c, err := NewClient(&rest.Config{Host: "https://127.0.0.1:1"}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	builds := 0
+	build := func() (any, error) { builds++; return builds, nil }
+
+	for range 3 {
+		if v, _ := c.Memo("k", build); v != 1 {
+			t.Fatalf("Memo = %v, want the first build's 1", v)
+		}
+	}
+	c.invalidate(schema.GroupVersionResource{Resource: "secrets"}) // what a write does
+	if v, _ := c.Memo("k", build); v != 2 || builds != 2 {
+		t.Fatalf("after a write: Memo = %v after %d builds, want a rebuild", v, builds)
+	}
+
+	failures := 0
+	failing := func() (any, error) { failures++; return nil, errors.New("hub down") }
+	for range 2 {
+		if _, err := c.Memo("f", failing); err == nil {
+			t.Fatal("want the build's error")
+		}
+	}
+	if failures != 2 {
+		t.Fatalf("a failed build ran %d times for 2 calls, want 2: failures are not cached", failures)
+	}
+}
