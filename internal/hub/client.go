@@ -8,9 +8,11 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
@@ -26,14 +28,32 @@ type Kind struct {
 // APIVersion is the kind's apiVersion as written in manifests.
 func (k Kind) APIVersion() string { return k.GroupVersion().String() }
 
-// Client reads and writes hub objects as one field manager. Lists are cached per kind, namespace
-// and label selector until the client itself writes that kind, so that a plan over hundreds of
-// resources lists each kind once.
+// Client reads and writes hub objects as one field manager. It reads lists through two caches:
+//
+//   - Live lists are cached per kind, namespace and label selector until the client itself writes
+//     that kind, so that a plan over hundreds of resources lists each kind once.
+//   - AtStart lists are read once per client and never refreshed: the hub as this process first
+//     saw it. Plan-time checks read these, so that Terraform's plan and its apply-time re-plan
+//     (a fresh process, in which siblings are written as the walk goes) judge a change against
+//     the same hub, whatever order resources are planned and applied in.
 type Client struct {
 	dyn          dynamic.Interface
 	host         string
 	fieldManager string
 
+	live, atStart *cache
+}
+
+// Lister reads cached lists of hub objects and derived views of them: Client.Live or
+// Client.AtStart.
+type Lister interface {
+	List(ctx context.Context, k Kind, namespace, selector string) ([]unstructured.Unstructured, error)
+	Memo(key string, build func() (any, error)) (any, error)
+}
+
+// cache holds lists and what was derived from them (memos).
+type cache struct {
+	dyn   dynamic.Interface
 	mu    sync.Mutex
 	lists map[listKey]*listEntry
 	memos map[string]*memoEntry
@@ -57,14 +77,39 @@ type memoEntry struct {
 	err   error
 }
 
+func newCache(dyn dynamic.Interface) *cache {
+	return &cache{dyn: dyn, lists: map[listKey]*listEntry{}, memos: map[string]*memoEntry{}}
+}
+
 // NewClient connects to the hub described by cfg; writes are made as fieldManager.
 func NewClient(cfg *rest.Config, fieldManager string) (*Client, error) {
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("hub client: %w", err)
 	}
-	return &Client{dyn: dyn, host: cfg.Host, fieldManager: fieldManager, lists: map[listKey]*listEntry{}, memos: map[string]*memoEntry{}}, nil
+	return &Client{dyn: dyn, host: cfg.Host, fieldManager: fieldManager, live: newCache(dyn), atStart: newCache(dyn)}, nil
 }
+
+// FieldManager is the server-side apply field manager of the client's writes.
+func (c *Client) FieldManager() string { return c.fieldManager }
+
+// Live reads lists cached until this client writes their kind.
+func (c *Client) Live() Lister { return lister{c, c.live} }
+
+// AtStart reads lists as this client first read them, never refreshed by its own writes.
+func (c *Client) AtStart() Lister { return lister{c, c.atStart} }
+
+type lister struct {
+	c     *Client
+	cache *cache
+}
+
+func (l lister) List(ctx context.Context, k Kind, namespace, selector string) ([]unstructured.Unstructured, error) {
+	items, err := l.cache.list(ctx, k, namespace, selector)
+	return items, l.c.explain(err)
+}
+
+func (l lister) Memo(key string, build func() (any, error)) (any, error) { return l.cache.memo(key, build) }
 
 // Get reads one object; a missing object is reported with apierrors.IsNotFound.
 func (c *Client) Get(ctx context.Context, k Kind, namespace, name string) (*unstructured.Unstructured, error) {
@@ -73,7 +118,20 @@ func (c *Client) Get(ctx context.Context, k Kind, namespace, name string) (*unst
 		obj, err = c.dyn.Resource(k.GroupVersionResource).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
 		return err
 	})
+	if apierrors.IsNotFound(err) && !c.served(ctx, k, namespace) {
+		return nil, fmt.Errorf("%w: %s", ErrKindNotServed, k.GroupVersionResource)
+	}
 	return obj, c.explain(err)
+}
+
+// ErrKindNotServed means the hub does not serve a kind at all: its CRD is not installed.
+var ErrKindNotServed = errors.New("the hub does not serve this kind (is its CRD installed?)")
+
+// served tells a missing object from a missing kind: listing a kind the hub does not serve is
+// NotFound too. When in doubt it answers true, so the caller reports the object as missing.
+func (c *Client) served(ctx context.Context, k Kind, namespace string) bool {
+	_, err := c.dyn.Resource(k.GroupVersionResource).Namespace(namespace).List(ctx, metav1.ListOptions{Limit: 1})
+	return !apierrors.IsNotFound(err)
 }
 
 // Apply writes obj with server-side apply, taking ownership of every field it sets: Terraform's
@@ -81,7 +139,7 @@ func (c *Client) Get(ctx context.Context, k Kind, namespace, name string) (*unst
 func (c *Client) Apply(ctx context.Context, k Kind, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	obj.SetAPIVersion(k.APIVersion())
 	obj.SetKind(k.Kind)
-	defer c.invalidate(k.GroupVersionResource) // after the write: a list made meanwhile is stale
+	defer c.live.invalidate(k.GroupVersionResource) // after the write: a list made meanwhile is stale
 	var out *unstructured.Unstructured
 	err := retryTransient(ctx, func() (err error) {
 		out, err = c.dyn.Resource(k.GroupVersionResource).Namespace(obj.GetNamespace()).Apply(ctx, obj.GetName(), obj,
@@ -91,10 +149,49 @@ func (c *Client) Apply(ctx context.Context, k Kind, obj *unstructured.Unstructur
 	return out, c.explain(err)
 }
 
+// ApplyOwned applies obj like Apply and then makes the owned top-level fields (e.g. "spec")
+// equal obj's: server-side apply removes only fields this manager owned, so fields another
+// manager added (kubectl patch, say) would stay. When some did, the object is updated with the
+// owned fields replaced, on the latest version (retried on conflict).
+func (c *Client) ApplyOwned(ctx context.Context, k Kind, obj *unstructured.Unstructured, owned []string) (*unstructured.Unstructured, error) {
+	out, err := c.Apply(ctx, k, obj)
+	if err != nil || sameFields(out, obj, owned) {
+		return out, err
+	}
+	defer c.live.invalidate(k.GroupVersionResource)
+	ri := c.dyn.Resource(k.GroupVersionResource).Namespace(obj.GetNamespace())
+	err = retryTransient(ctx, func() error {
+		latest, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, f := range owned {
+			if v, ok := obj.Object[f]; ok {
+				latest.Object[f] = runtime.DeepCopyJSONValue(v)
+			} else {
+				delete(latest.Object, f)
+			}
+		}
+		out, err = ri.Update(ctx, latest, metav1.UpdateOptions{FieldManager: c.fieldManager})
+		return err
+	})
+	return out, c.explain(err)
+}
+
+// sameFields reports whether a and b hold equal values in the given top-level fields.
+func sameFields(a, b *unstructured.Unstructured, fields []string) bool {
+	for _, f := range fields {
+		if !equality.Semantic.DeepEqual(a.Object[f], b.Object[f]) {
+			return false
+		}
+	}
+	return true
+}
+
 // Delete removes an object and waits until it is gone (finalizers done); a missing object is not
 // an error.
 func (c *Client) Delete(ctx context.Context, k Kind, namespace, name string) error {
-	defer c.invalidate(k.GroupVersionResource)
+	defer c.live.invalidate(k.GroupVersionResource)
 	ri := c.dyn.Resource(k.GroupVersionResource).Namespace(namespace)
 	err := retryTransient(ctx, func() error {
 		return ri.Delete(ctx, name, metav1.DeleteOptions{})
@@ -118,10 +215,13 @@ func (c *Client) Delete(ctx context.Context, k Kind, namespace, name string) err
 	return nil
 }
 
-// List returns the objects of a kind in a namespace that match a label selector ("" for all),
-// from the cache when this client has listed them before and has not written that kind since.
+// List reads the live list of a kind in a namespace that matches a label selector ("" for all).
 // Callers must not modify the returned objects.
 func (c *Client) List(ctx context.Context, k Kind, namespace, selector string) ([]unstructured.Unstructured, error) {
+	return c.Live().List(ctx, k, namespace, selector)
+}
+
+func (c *cache) list(ctx context.Context, k Kind, namespace, selector string) ([]unstructured.Unstructured, error) {
 	key := listKey{k.GroupVersionResource, namespace, selector}
 	c.mu.Lock()
 	e, ok := c.lists[key]
@@ -140,16 +240,20 @@ func (c *Client) List(ctx context.Context, k Kind, namespace, selector string) (
 		})
 	})
 	if e.err != nil {
-		c.invalidate(k.GroupVersionResource) // do not cache failures
-		return nil, c.explain(e.err)
+		c.mu.Lock()
+		if c.lists[key] == e { // do not cache failures
+			delete(c.lists, key)
+		}
+		c.mu.Unlock()
+		return nil, e.err
 	}
 	return e.items, nil
 }
 
-// Memo returns what build made of the cached lists for key, building it once until this client
-// next writes (or a build fails), so that checks derive a view of the hub once per plan too.
+// memo returns what build made of the cached lists for key, building it once until the cache is
+// next invalidated (or a build fails), so that checks derive a view of the hub once per plan.
 // Callers must not modify the value.
-func (c *Client) Memo(key string, build func() (any, error)) (any, error) {
+func (c *cache) memo(key string, build func() (any, error)) (any, error) {
 	c.mu.Lock()
 	e, ok := c.memos[key]
 	if !ok {
@@ -169,7 +273,7 @@ func (c *Client) Memo(key string, build func() (any, error)) (any, error) {
 }
 
 // invalidate drops the cached lists of a kind and every memo, which may derive from any kind.
-func (c *Client) invalidate(gvr schema.GroupVersionResource) {
+func (c *cache) invalidate(gvr schema.GroupVersionResource) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for key := range c.lists {
@@ -178,6 +282,26 @@ func (c *Client) invalidate(gvr schema.GroupVersionResource) {
 		}
 	}
 	clear(c.memos)
+}
+
+// ManagedByLabel is the label every object the provider writes carries, naming its field
+// manager, so that kubectl users can see which objects Terraform manages.
+const ManagedByLabel = "app.kubernetes.io/managed-by"
+
+// ManagedByTerraform reports whether some Terraform configuration manages obj: it carries the
+// managed-by label of a provider's field manager, or such a manager owns fields of it. Such an
+// object may be changed or deleted by another resource of the same plan; anything else (made
+// with kubectl, say) may not.
+func ManagedByTerraform(obj *unstructured.Unstructured, fieldManager string) bool {
+	if obj.GetLabels()[ManagedByLabel] == fieldManager {
+		return true
+	}
+	for _, f := range obj.GetManagedFields() {
+		if f.Manager == fieldManager {
+			return true
+		}
+	}
+	return false
 }
 
 // ErrUnreachable wraps errors that mean the hub could not be reached at all.
@@ -189,7 +313,7 @@ func (c *Client) explain(err error) error {
 	if err == nil || !isUnreachable(err) {
 		return err
 	}
-	return fmt.Errorf("%w at %s: %v (check the provider's host or config_path, and that the API server is running)", ErrUnreachable, c.host, err)
+	return fmt.Errorf("%w at %s: %v (check the hub's address and credentials, and that its API server is running)", ErrUnreachable, c.host, err)
 }
 
 func isUnreachable(err error) bool {

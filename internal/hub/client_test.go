@@ -17,19 +17,26 @@ func TestMemo(t *testing.T) {
 	build := func() (any, error) { builds++; return builds, nil }
 
 	for range 3 {
-		if v, _ := c.Memo("k", build); v != 1 {
+		if v, _ := c.Live().Memo("k", build); v != 1 {
 			t.Fatalf("Memo = %v, want the first build's 1", v)
 		}
 	}
-	c.invalidate(schema.GroupVersionResource{Resource: "secrets"}) // what a write does
-	if v, _ := c.Memo("k", build); v != 2 || builds != 2 {
+	atStart := func() (any, error) { return "first", nil }
+	if v, _ := c.AtStart().Memo("k", atStart); v != "first" {
+		t.Fatalf("AtStart Memo = %v, want its own build", v)
+	}
+	c.live.invalidate(schema.GroupVersionResource{Resource: "secrets"}) // what a write does
+	if v, _ := c.Live().Memo("k", build); v != 2 || builds != 2 {
 		t.Fatalf("after a write: Memo = %v after %d builds, want a rebuild", v, builds)
+	}
+	if v, _ := c.AtStart().Memo("k", func() (any, error) { return "rebuilt", nil }); v != "first" {
+		t.Fatalf("after a write: AtStart Memo = %v, want the hub as first seen", v)
 	}
 
 	failures := 0
 	failing := func() (any, error) { failures++; return nil, errors.New("hub down") }
 	for range 2 {
-		if _, err := c.Memo("f", failing); err == nil {
+		if _, err := c.Live().Memo("f", failing); err == nil {
 			t.Fatal("want the build's error")
 		}
 	}

@@ -1,36 +1,106 @@
 package hubresource
 
-import "sync"
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
 
-// planned records the objects the current plan creates or updates. Terraform plans a resource
-// after the resources it references, so a check can see what the same plan adds next to what
-// the hub already has (e.g. a route naming a registry that this plan creates).
-type planned struct {
-	mu     sync.Mutex
-	models map[plannedKey]any
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/umkim/terraform-provider-fleet/internal/hub"
+)
+
+// PlanCheck is one resource's planned change, for its Kind's CheckPlan.
+//
+// Terraform plans resources that do not reference each other in parallel and in no fixed order,
+// and re-plans each at apply in a fresh provider process, so a check never looks at its sibling
+// resources: it judges this one change against Hub, the hub as this process first read it (in
+// the apply-time re-plan: before this process wrote anything to the workspace). The same
+// configuration then gets the same diagnostics on every run. A check gives an error only for what
+// no other resource of the plan can change: the resource's own values, and conflicts with hub
+// objects that no Terraform configuration manages (see Managed); otherwise a warning that names
+// both objects and says what apply will do.
+type PlanCheck[M any] struct {
+	Env       *Env
+	Hub       hub.Lister
+	Workspace string
+	Plan      *M // nil on destroy
+	Prior     *M // nil on create
+	// Replace is true when the change replaces the object (a new name or workspace): Prior is
+	// then an object this plan deletes.
+	Replace bool
 }
 
-type plannedKey struct{ typeName, workspace, name string }
+// Managed reports whether some Terraform configuration manages obj, so that another resource of
+// the same plan may change or delete it.
+func (c PlanCheck[M]) Managed(obj *unstructured.Unstructured) bool {
+	return hub.ManagedByTerraform(obj, c.Env.Client.FieldManager())
+}
 
-func (p *planned) note(typeName, workspace, name string, model any) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.models == nil {
-		p.models = map[plannedKey]any{}
+// claims records the objects this provider process plans to create, to catch two resources of
+// one configuration that would be the same hub object.
+type claims struct {
+	mu sync.Mutex
+	by map[string]bool
+}
+
+// claim returns false when the object was claimed before in this process.
+func (c *claims) claim(kind, workspace, name string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.by == nil {
+		c.by = map[string]bool{}
 	}
-	p.models[plannedKey{typeName, workspace, name}] = model
+	key := kind + "/" + workspace + "/" + name
+	if c.by[key] {
+		return false
+	}
+	c.by[key] = true
+	return true
 }
 
-// Planned returns the models of a resource type that this plan creates or updates in a
-// workspace, by name. typeName is the Kind's TypeName, e.g. "oci_registry".
-func Planned[M any](env *Env, typeName, workspace string) map[string]*M {
-	env.planned.mu.Lock()
-	defer env.planned.mu.Unlock()
-	out := map[string]*M{}
-	for k, v := range env.planned.models {
-		if m, ok := v.(*M); ok && k.typeName == typeName && k.workspace == workspace {
-			out[k.name] = m
+// checkNew checks an object this plan creates: no other resource of the configuration may create
+// it too, and the hub must not have it already.
+func (r *Resource[M, P]) checkNew(ctx context.Context, l hub.Lister, ws, name string, diags *diag.Diagnostics) {
+	id := ws + "/" + name
+	if !r.env.claims.claim(r.kind.Object.Kind, ws, name) {
+		diags.AddAttributeError(path.Root("name"), "Duplicate "+r.kind.Object.Kind,
+			fmt.Sprintf("Two resources of this configuration create %s %s: they would overwrite each other on the hub. "+
+				"Give each its own name (or workspace).", r.kind.Object.Kind, id))
+		return
+	}
+	items, err := l.List(ctx, r.kind.Object, ws, "")
+	if err != nil {
+		diags.AddWarning("Hub checks skipped", fmt.Sprintf("Could not list the %ss of workspace %s, so an existing %s %s would not be noticed: %v",
+			r.kind.Object.Kind, ws, r.kind.Object.Kind, id, err))
+		return
+	}
+	for i := range items {
+		if items[i].GetName() != name {
+			continue
 		}
+		imp := importHint(r.typeName(), id)
+		if hub.ManagedByTerraform(&items[i], r.env.Client.FieldManager()) {
+			diags.AddAttributeWarning(path.Root("name"), r.kind.Object.Kind+" already on the hub",
+				fmt.Sprintf("%s %s is on the hub and managed by Terraform: by another configuration, or by a resource of this one that this plan destroys. "+
+					"If this plan destroys it first, apply creates it anew; otherwise apply fails with \"already exists\". To take it over, %s", r.kind.Object.Kind, id, imp))
+		} else {
+			diags.AddAttributeError(path.Root("name"), r.kind.Object.Kind+" already exists",
+				fmt.Sprintf("%s %s is already on the hub, and no Terraform configuration manages it. To manage it with Terraform, %s", r.kind.Object.Kind, id, imp))
+		}
+		return
 	}
-	return out
+}
+
+// importHint says how to import an object, for both CLIs and as an import block.
+func importHint(typeName, id string) string {
+	return strings.Join([]string{
+		"import it:",
+		fmt.Sprintf("  terraform import %s.<label> %s    (or: tofu import …)", typeName, id),
+		"or add an import block and apply:",
+		fmt.Sprintf("  import {\n    to = %s.<label>\n    id = %q\n  }", typeName, id),
+	}, "\n")
 }

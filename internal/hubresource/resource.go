@@ -8,6 +8,7 @@ package hubresource
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -42,15 +43,24 @@ func (m *Meta) meta() *Meta { return m }
 // Model is satisfied by pointers to structs that embed Meta.
 type Model interface{ meta() *Meta }
 
-// Env is what the provider hands to resources: the hub client (nil when the hub settings are not
-// known yet) and the default workspace.
+// Env is what the provider hands to resources and data sources: the hub client (nil when the hub
+// settings are not known yet) and the default workspace.
 type Env struct {
-	Client    *hub.Client
-	Workspace string
+	Client *hub.Client
+	// Workspace is the provider's default workspace; WorkspaceUnknown is true when it comes from
+	// another resource and is known only at apply.
+	Workspace        string
+	WorkspaceUnknown bool
 	// ClientErr explains why Client is nil.
 	ClientErr error
+	// CheckTimeout bounds the hub-aware checks of one resource's plan.
+	CheckTimeout time.Duration
+	// Preload reads what the plan-time checks of a workspace read, through the client's AtStart
+	// lists. The engine calls it before its first write to a workspace (Terraform does not re-plan
+	// a destroy before applying it), so that every re-plan of the apply sees the hub as it was.
+	Preload func(ctx context.Context, l hub.Lister, workspace string)
 
-	planned planned
+	claims claims
 }
 
 // Kind declares one resource. M is its model, a struct embedding Meta.
@@ -66,18 +76,32 @@ type Kind[M any] struct {
 	// Blocks are the resource's own blocks, if any.
 	Blocks map[string]schema.Block
 
-	// Expand builds the desired object from the planned model; config holds write-only values,
-	// which are never in the plan. The engine sets apiVersion, kind, name and namespace.
-	Expand func(ctx context.Context, plan, config *M) (*unstructured.Unstructured, diag.Diagnostics)
+	// Owned are the object's top-level fields the resource owns whole, e.g. "spec" or "data":
+	// after apply they equal what Expand built, whoever edited them on the hub.
+	Owned []string
+	// Expand builds the desired object (apiVersion, kind, name and namespace are set by the
+	// engine).
+	Expand func(ctx context.Context, req ExpandRequest[M]) (*unstructured.Unstructured, diag.Diagnostics)
 	// Flatten writes the object's fields into the model (Meta is set by the engine). Attributes
 	// the object does not carry, such as write-only values, are left as they are.
 	Flatten func(ctx context.Context, obj *unstructured.Unstructured, into *M) diag.Diagnostics
 
-	// Validate runs offline checks on the configuration; values may be unknown.
+	// Validate runs offline checks on the configuration. At plan, values may be unknown: it checks
+	// what is known. At apply it runs again, on known values, before anything is written.
 	Validate func(ctx context.Context, config *M) diag.Diagnostics
-	// CheckPlan runs hub-aware checks on a planned create or update. It is called only when the
-	// hub is reachable; prior is nil on create.
-	CheckPlan func(ctx context.Context, env *Env, plan, prior *M) diag.Diagnostics
+	// CheckPlan runs hub-aware checks on a planned change (see PlanCheck). It is called only when
+	// the hub can be asked; its context is bounded by Env.CheckTimeout.
+	CheckPlan func(ctx context.Context, c PlanCheck[M]) diag.Diagnostics
+}
+
+// ExpandRequest is what Expand builds an object from.
+type ExpandRequest[M any] struct {
+	Plan   *M
+	Config *M // holds write-only values, which are never in the plan
+	Prior  *M // the state before this apply; nil on create
+	// Current is the object on the hub, or nil: Expand may keep values of it that Terraform does
+	// not hold, such as a write-only credential whose version did not change.
+	Current *unstructured.Unstructured
 }
 
 // Resource is the Terraform resource for a Kind.
@@ -165,44 +189,71 @@ func (r *Resource[M, P]) ValidateConfig(ctx context.Context, req resource.Valida
 	resp.Diagnostics.Append(r.kind.Validate(ctx, &config)...)
 }
 
-// ModifyPlan fills in the default workspace and runs the hub-aware checks. When the hub cannot be
-// asked, the checks are skipped with a warning: a plan never fails because a check could not run.
+// ModifyPlan fills in the default workspace and id and runs the hub-aware checks, on create,
+// update, replace and destroy. When the hub cannot be asked in time, the checks are skipped with
+// a warning: a plan never fails because a check could not run.
 func (r *Resource[M, P]) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() || r.env == nil { // destroy, or provider not configured yet
+	if r.env == nil { // provider not configured yet
 		return
 	}
-	var plan M
-	if resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...); resp.Diagnostics.HasError() {
-		return
-	}
-	meta := P(&plan).meta()
-	var configured types.String
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("workspace"), &configured)...)
-	if configured.IsNull() && meta.Workspace.IsUnknown() {
-		meta.Workspace = types.StringValue(r.env.Workspace)
-		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("workspace"), meta.Workspace)...)
-	}
-	if !meta.Workspace.IsUnknown() && !meta.Name.IsUnknown() {
-		meta.ID = types.StringValue(meta.Workspace.ValueString() + "/" + meta.Name.ValueString())
-		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), meta.ID)...)
-		r.env.planned.note(r.kind.TypeName, meta.Workspace.ValueString(), meta.Name.ValueString(), &plan)
-	}
-	if r.kind.CheckPlan == nil {
-		return
-	}
-	if r.env.Client == nil {
-		resp.Diagnostics.AddWarning("Hub checks skipped",
-			fmt.Sprintf("The %s plan was not checked against the hub: %v.", r.typeName(), r.env.ClientErr))
-		return
-	}
-	var prior *M
+	var plan, prior *M
 	if !req.State.Raw.IsNull() {
 		prior = new(M)
 		if resp.Diagnostics.Append(req.State.Get(ctx, prior)...); resp.Diagnostics.HasError() {
 			return
 		}
 	}
-	resp.Diagnostics.Append(r.kind.CheckPlan(ctx, r.env, &plan, prior)...)
+	if !req.Plan.Raw.IsNull() {
+		plan = new(M)
+		if resp.Diagnostics.Append(req.Plan.Get(ctx, plan)...); resp.Diagnostics.HasError() {
+			return
+		}
+		r.planIdentity(ctx, req, resp, P(plan).meta())
+	}
+	subject := plan
+	if subject == nil {
+		subject = prior
+	}
+	meta := P(subject).meta()
+	if meta.Workspace.IsUnknown() || meta.Name.IsUnknown() {
+		if r.kind.CheckPlan != nil {
+			resp.Diagnostics.AddWarning("Hub checks skipped", fmt.Sprintf("The %s's workspace or name is known only at apply, so it was not checked against the hub.", r.typeName()))
+		}
+		return
+	}
+	ws, name := meta.Workspace.ValueString(), meta.Name.ValueString()
+	replace := plan != nil && prior != nil && P(prior).meta().ID.ValueString() != ws+"/"+name
+	isNew := plan != nil && (prior == nil || replace)
+	if r.env.Client == nil {
+		if r.kind.CheckPlan != nil || isNew {
+			resp.Diagnostics.AddWarning("Hub checks skipped", fmt.Sprintf("The %s plan was not checked against the hub: %v.", r.typeName(), r.env.ClientErr))
+		}
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.env.CheckTimeout)
+	defer cancel()
+	l := r.env.Client.AtStart()
+	r.preload(ctx, ws)
+	if isNew {
+		r.checkNew(ctx, l, ws, name, &resp.Diagnostics)
+	}
+	if r.kind.CheckPlan != nil && !resp.Diagnostics.HasError() {
+		resp.Diagnostics.Append(r.kind.CheckPlan(ctx, PlanCheck[M]{Env: r.env, Hub: l, Workspace: ws, Plan: plan, Prior: prior, Replace: replace})...)
+	}
+}
+
+// planIdentity plans the workspace (the provider's default when not configured) and the id.
+func (r *Resource[M, P]) planIdentity(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, meta *Meta) {
+	var configured types.String
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("workspace"), &configured)...)
+	if configured.IsNull() && meta.Workspace.IsUnknown() && !r.env.WorkspaceUnknown {
+		meta.Workspace = types.StringValue(r.env.Workspace)
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("workspace"), meta.Workspace)...)
+	}
+	if !meta.Workspace.IsUnknown() && !meta.Name.IsUnknown() {
+		meta.ID = types.StringValue(meta.Workspace.ValueString() + "/" + meta.Name.ValueString())
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), meta.ID)...)
+	}
 }
 
 // modelSource is a plan, state or config: something a model is read from.
@@ -231,48 +282,63 @@ func (r *Resource[M, P]) Create(ctx context.Context, req resource.CreateRequest,
 	var plan M
 	ctx, cancel, ok := r.begin(ctx, req.Plan, &plan, timeouts.Value.Create, &resp.Diagnostics)
 	defer cancel()
-	if !ok {
-		return
+	if ok {
+		r.apply(ctx, &plan, nil, req.Config, &resp.State, &resp.Diagnostics)
 	}
-	ns, name := r.key(&plan)
-	_, err := r.env.Client.Get(ctx, r.kind.Object, ns, name)
-	switch {
-	case err == nil:
-		resp.Diagnostics.AddError(fmt.Sprintf("%s %s/%s already exists", r.kind.Object.Kind, ns, name),
-			fmt.Sprintf("The hub already has this object. To manage it with Terraform, import it:\n  terraform import %s.<label> %s/%s", r.typeName(), ns, name))
-		return
-	case !apierrors.IsNotFound(err):
-		r.hubError(&resp.Diagnostics, "read", ns, name, err)
-		return
-	}
-	r.apply(ctx, &plan, req.Config, &resp.State, &resp.Diagnostics)
 }
 
 func (r *Resource[M, P]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan M
+	var plan, prior M
 	ctx, cancel, ok := r.begin(ctx, req.Plan, &plan, timeouts.Value.Update, &resp.Diagnostics)
 	defer cancel()
-	if ok {
-		r.apply(ctx, &plan, req.Config, &resp.State, &resp.Diagnostics)
+	if !ok {
+		return
+	}
+	if resp.Diagnostics.Append(req.State.Get(ctx, &prior)...); !resp.Diagnostics.HasError() {
+		r.apply(ctx, &plan, &prior, req.Config, &resp.State, &resp.Diagnostics)
 	}
 }
 
-// apply writes the planned object, with the write-only values taken from config, and stores
-// what the hub returned in state.
-func (r *Resource[M, P]) apply(ctx context.Context, plan *M, config modelSource, state *tfsdk.State, diags *diag.Diagnostics) {
+// apply validates the configuration, now fully known, writes the planned object so that the
+// fields the resource owns equal the configuration, and stores what the hub returned in state.
+// prior is nil on create, when the hub must not have the object yet.
+func (r *Resource[M, P]) apply(ctx context.Context, plan, prior *M, config modelSource, state *tfsdk.State, diags *diag.Diagnostics) {
 	var cfg M
 	if diags.Append(config.Get(ctx, &cfg)...); diags.HasError() {
 		return
 	}
+	if r.kind.Validate != nil {
+		if diags.Append(r.kind.Validate(ctx, &cfg)...); diags.HasError() {
+			return
+		}
+	}
 	ns, name := r.key(plan)
-	obj, d := r.kind.Expand(ctx, plan, &cfg)
+	current, err := r.env.Client.Get(ctx, r.kind.Object, ns, name)
+	switch {
+	case apierrors.IsNotFound(err):
+		current = nil
+	case err != nil:
+		r.hubError(diags, "read", ns, name, err)
+		return
+	case prior == nil:
+		diags.AddError(fmt.Sprintf("%s %s/%s already exists", r.kind.Object.Kind, ns, name),
+			"The hub already has this object. To manage it with Terraform, "+importHint(r.typeName(), ns+"/"+name))
+		return
+	}
+	obj, d := r.kind.Expand(ctx, ExpandRequest[M]{Plan: plan, Config: &cfg, Prior: prior, Current: current})
 	if diags.Append(d...); d.HasError() {
 		return
 	}
 	obj.SetNamespace(ns)
 	obj.SetName(name)
+	labels := obj.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[hub.ManagedByLabel] = r.env.Client.FieldManager()
+	obj.SetLabels(labels)
 	tflog.Debug(ctx, "applying hub object", map[string]any{"kind": r.kind.Object.Kind, "namespace": ns, "name": name})
-	out, err := r.env.Client.Apply(ctx, r.kind.Object, obj)
+	out, err := r.env.Client.ApplyOwned(ctx, r.kind.Object, obj, r.kind.Owned)
 	if err != nil {
 		r.hubError(diags, "apply", ns, name, err)
 		return
@@ -291,6 +357,13 @@ func (r *Resource[M, P]) Read(ctx context.Context, req resource.ReadRequest, res
 	}
 	ns, name := r.key(&state)
 	obj, err := r.env.Client.Get(ctx, r.kind.Object, ns, name)
+	if errors.Is(err, hub.ErrKindNotServed) {
+		resp.Diagnostics.AddError(fmt.Sprintf("The hub does not serve %s", r.kind.Object.Kind),
+			fmt.Sprintf("Reading %s/%s: the hub has no %s API (%s), so the object's state is unknown and it is kept. "+
+				"Install the provider's CRDs on the hub (kubectl apply -f config/crd/bases/ from the provider's repository), or point the provider at the right hub.",
+				ns, name, r.kind.Object.Kind, r.kind.Object.GroupVersionResource))
+		return
+	}
 	if apierrors.IsNotFound(err) {
 		tflog.Info(ctx, "hub object is gone; removing it from state", map[string]any{"namespace": ns, "name": name})
 		resp.State.RemoveResource(ctx)
@@ -314,8 +387,15 @@ func (r *Resource[M, P]) Delete(ctx context.Context, req resource.DeleteRequest,
 		return
 	}
 	ns, name := r.key(&state)
+	r.preload(ctx, ns)
 	if err := r.env.Client.Delete(ctx, r.kind.Object, ns, name); err != nil {
 		r.hubError(&resp.Diagnostics, "delete", ns, name, err)
+	}
+}
+
+func (r *Resource[M, P]) preload(ctx context.Context, ws string) {
+	if r.env.Preload != nil {
+		r.env.Preload(ctx, r.env.Client.AtStart(), ws)
 	}
 }
 

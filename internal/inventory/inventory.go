@@ -1,11 +1,13 @@
-// Package inventory reads what routing needs from the hub for one workspace: its routes, its
+// Package inventory is what routing needs to know about one workspace of the hub: its routes, its
 // registries and the clusters it may route — the ManagedClusters in the ManagedClusterSets bound
 // to the workspace namespace by ManagedClusterSetBinding, OCM's own tenancy model.
+//
+// Assemble builds a Workspace from plain lists of hub objects, so that the provider (from its
+// cached lists) and a controller (from informer caches) share it; Load reads the lists first.
 package inventory
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"slices"
 	"strings"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
+	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
 	"github.com/umkim/terraform-provider-fleet/internal/routing"
 )
 
@@ -28,15 +31,9 @@ var (
 	RouteKind  = hub.Kind{GroupVersionResource: v1alpha1.GroupVersion.WithResource("ocistorageroutes"), Kind: "OCIStorageRoute"}
 	SecretKind = hub.Kind{GroupVersionResource: k8sschema.GroupVersionResource{Version: "v1", Resource: "secrets"}, Kind: "Secret"}
 
-	managedClusterKind = hub.Kind{GroupVersionResource: clusterv1.SchemeGroupVersion.WithResource("managedclusters"), Kind: "ManagedCluster"}
+	ManagedClusterKind = hub.Kind{GroupVersionResource: clusterv1.SchemeGroupVersion.WithResource("managedclusters"), Kind: "ManagedCluster"}
 	clusterSetKind     = hub.Kind{GroupVersionResource: clusterv1beta2.SchemeGroupVersion.WithResource("managedclustersets"), Kind: "ManagedClusterSet"}
 	bindingKind        = hub.Kind{GroupVersionResource: clusterv1beta2.SchemeGroupVersion.WithResource("managedclustersetbindings"), Kind: "ManagedClusterSetBinding"}
-)
-
-// Fleet's OCI registry Secret type and the label carrying a registry's role.
-const (
-	RegistrySecretType = "fleet.cattle.io/bundle-oci-storage/v1alpha1"
-	RegistryRoleLabel  = "fleet.umkim.io/oci-registry-role"
 )
 
 // Registry is an OCI registry of the workspace, without its credentials.
@@ -44,97 +41,136 @@ type Registry struct {
 	Name      string
 	Reference string
 	Role      string
+	Managed   bool // a Terraform configuration manages it (hub.ManagedByTerraform)
 }
 
 // Workspace is the routing inventory of one workspace.
 type Workspace struct {
 	Name       string
-	Routes     []routing.Route     // as on the hub, in no particular order
+	Routes     []routing.Route     // the valid routes, sorted by name
+	Managed    map[string]bool     // names of the routes a Terraform configuration manages
+	Waits      map[string]string   // each route's replicationWait as spelled on the hub, e.g. "10m"
 	Registries map[string]Registry // by name
 	Clusters   []routing.Cluster   // the clusters the workspace may route, sorted by name
 	Groups     []string            // the cluster sets bound to the workspace, sorted
+	// Invalid are hub objects that cannot be read, left out of the rest so that one bad object
+	// does not hide the others.
+	Invalid []Invalid
 }
 
-// Load reads a workspace's inventory. The client caches it, and the lists it is made of, until it
-// writes to the hub; callers must not modify it.
-func Load(ctx context.Context, c *hub.Client, workspace string) (*Workspace, error) {
-	v, err := c.Memo("inventory/"+workspace, func() (any, error) { return load(ctx, c, workspace) })
+// Invalid is a hub object that cannot be read, and why.
+type Invalid struct {
+	Kind, Name string
+	Err        error
+}
+
+func (i Invalid) String() string { return fmt.Sprintf("%s %s: %v", i.Kind, i.Name, i.Err) }
+
+// Lists are the hub objects a workspace's inventory is assembled from.
+type Lists struct {
+	Routes, Secrets, Bindings []unstructured.Unstructured // of the workspace namespace
+	Sets, Clusters            []unstructured.Unstructured // cluster-scoped
+}
+
+// Load reads a workspace's inventory through l; fieldManager is the provider's, to tell which
+// objects Terraform manages. l caches it, and the lists it is made of; callers must not modify it.
+func Load(ctx context.Context, l hub.Lister, workspace, fieldManager string) (*Workspace, error) {
+	v, err := l.Memo("inventory/"+workspace, func() (any, error) {
+		lists, err := read(ctx, l, workspace)
+		if err != nil {
+			return nil, err
+		}
+		return Assemble(workspace, lists, fieldManager), nil
+	})
 	if err != nil {
 		return nil, err
 	}
 	return v.(*Workspace), nil
 }
 
-func load(ctx context.Context, c *hub.Client, workspace string) (*Workspace, error) {
-	ws := &Workspace{Name: workspace, Registries: map[string]Registry{}}
-
-	routes, err := c.List(ctx, RouteKind, workspace, "")
-	if err != nil {
-		return nil, fmt.Errorf("listing routes of workspace %s: %w", workspace, err)
-	}
-	for i := range routes {
-		var r v1alpha1.OCIStorageRoute
-		if err := fromUnstructured(&routes[i], &r); err != nil {
-			return nil, err
+func read(ctx context.Context, l hub.Lister, workspace string) (Lists, error) {
+	var lists Lists
+	for _, r := range []struct {
+		into      *[]unstructured.Unstructured
+		kind      hub.Kind
+		namespace string
+		what      string
+	}{
+		{&lists.Routes, RouteKind, workspace, "routes of workspace " + workspace},
+		{&lists.Secrets, SecretKind, workspace, "registries of workspace " + workspace},
+		{&lists.Bindings, bindingKind, workspace, "ManagedClusterSetBindings of workspace " + workspace},
+		{&lists.Sets, clusterSetKind, "", "ManagedClusterSets"},
+		{&lists.Clusters, ManagedClusterKind, "", "ManagedClusters"},
+	} {
+		items, err := l.List(ctx, r.kind, r.namespace, "")
+		if err != nil {
+			return lists, fmt.Errorf("listing %s: %w", r.what, err)
 		}
-		ws.Routes = append(ws.Routes, RouteFromAPI(&r))
+		*r.into = items
 	}
-
-	secrets, err := c.List(ctx, SecretKind, workspace, "")
-	if err != nil {
-		return nil, fmt.Errorf("listing registries of workspace %s: %w", workspace, err)
-	}
-	for _, s := range secrets {
-		if t, _, _ := unstructured.NestedString(s.Object, "type"); t != RegistrySecretType {
-			continue
-		}
-		ref, _, _ := unstructured.NestedString(s.Object, "data", "reference")
-		ws.Registries[s.GetName()] = Registry{Name: s.GetName(), Reference: decode(ref), Role: s.GetLabels()[RegistryRoleLabel]}
-	}
-
-	ws.Clusters, ws.Groups, err = loadClusters(ctx, c, workspace)
-	return ws, err
+	return lists, nil
 }
 
-func loadClusters(ctx context.Context, c *hub.Client, workspace string) ([]routing.Cluster, []string, error) {
-	bindings, err := c.List(ctx, bindingKind, workspace, "")
-	if err != nil {
-		return nil, nil, fmt.Errorf("listing ManagedClusterSetBindings of workspace %s: %w", workspace, err)
+// Assemble builds a workspace's inventory from plain lists. An object that cannot be read is
+// listed in Invalid and left out.
+func Assemble(workspace string, lists Lists, fieldManager string) *Workspace {
+	ws := &Workspace{Name: workspace, Managed: map[string]bool{}, Waits: map[string]string{}, Registries: map[string]Registry{}}
+	for i := range lists.Routes {
+		u := &lists.Routes[i]
+		r, err := RouteFrom(u)
+		if err == nil {
+			err = routing.ValidateRoute(r).Err()
+		}
+		if err != nil {
+			ws.Invalid = append(ws.Invalid, Invalid{RouteKind.Kind, u.GetName(), err})
+			continue
+		}
+		ws.Routes = append(ws.Routes, r)
+		ws.Managed[r.Name] = hub.ManagedByTerraform(u, fieldManager)
+		ws.Waits[r.Name] = r.ReplicationWait.String()
+		if w, _, _ := unstructured.NestedString(u.Object, "spec", "replicationWait"); w != "" {
+			ws.Waits[r.Name] = w
+		}
 	}
+	slices.SortFunc(ws.Routes, func(a, b routing.Route) int { return strings.Compare(a.Name, b.Name) })
+
+	for i := range lists.Secrets {
+		s := &lists.Secrets[i]
+		if !registrysecret.Is(s) {
+			continue
+		}
+		reg, err := registrysecret.Decode(s)
+		if err != nil {
+			ws.Invalid = append(ws.Invalid, Invalid{"Secret", s.GetName(), err})
+			continue
+		}
+		ws.Registries[s.GetName()] = Registry{Name: s.GetName(), Reference: reg.Reference, Role: reg.Role, Managed: hub.ManagedByTerraform(s, fieldManager)}
+	}
+	ws.assembleClusters(lists)
+	return ws
+}
+
+func (ws *Workspace) assembleClusters(lists Lists) {
 	bound := map[string]bool{}
-	for _, b := range bindings {
+	for _, b := range lists.Bindings {
 		if set, _, _ := unstructured.NestedString(b.Object, "spec", "clusterSet"); set != "" {
 			bound[set] = true
 		}
 	}
-	if len(bound) == 0 {
-		return nil, nil, nil
-	}
-	rawSets, err := c.List(ctx, clusterSetKind, "", "")
-	if err != nil {
-		return nil, nil, fmt.Errorf("listing ManagedClusterSets: %w", err)
-	}
 	var sets []clusterSet
-	for i := range rawSets {
-		var s clusterv1beta2.ManagedClusterSet
-		if err := fromUnstructured(&rawSets[i], &s); err != nil {
-			return nil, nil, err
-		}
-		if !bound[s.Name] {
+	for i := range lists.Sets {
+		if !bound[lists.Sets[i].GetName()] {
 			continue
 		}
-		cs, err := newClusterSet(&s)
+		var s clusterv1beta2.ManagedClusterSet
+		cs, err := newClusterSetFrom(&lists.Sets[i], &s)
 		if err != nil {
-			return nil, nil, err
+			ws.Invalid = append(ws.Invalid, Invalid{clusterSetKind.Kind, lists.Sets[i].GetName(), err})
+			continue
 		}
 		sets = append(sets, cs)
 	}
-	rawClusters, err := c.List(ctx, managedClusterKind, "", "")
-	if err != nil {
-		return nil, nil, fmt.Errorf("listing ManagedClusters: %w", err)
-	}
-	var clusters []routing.Cluster
-	for _, mc := range rawClusters {
+	for _, mc := range lists.Clusters {
 		cl := routing.Cluster{Name: mc.GetName(), Labels: mc.GetLabels()}
 		for _, s := range sets {
 			if s.contains(cl.Labels) {
@@ -143,16 +179,21 @@ func loadClusters(ctx context.Context, c *hub.Client, workspace string) ([]routi
 		}
 		if len(cl.Groups) > 0 {
 			slices.Sort(cl.Groups)
-			clusters = append(clusters, cl)
+			ws.Clusters = append(ws.Clusters, cl)
 		}
 	}
-	slices.SortFunc(clusters, func(a, b routing.Cluster) int { return strings.Compare(a.Name, b.Name) })
-	groups := make([]string, 0, len(sets))
+	slices.SortFunc(ws.Clusters, func(a, b routing.Cluster) int { return strings.Compare(a.Name, b.Name) })
 	for _, s := range sets {
-		groups = append(groups, s.name)
+		ws.Groups = append(ws.Groups, s.name)
 	}
-	slices.Sort(groups)
-	return clusters, groups, nil
+	slices.Sort(ws.Groups)
+}
+
+func newClusterSetFrom(u *unstructured.Unstructured, s *clusterv1beta2.ManagedClusterSet) (clusterSet, error) {
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, s); err != nil {
+		return clusterSet{}, err
+	}
+	return newClusterSet(s)
 }
 
 // clusterSet decides membership of a ManagedClusterSet as OCM does: by the exclusive
@@ -178,44 +219,6 @@ func newClusterSet(s *clusterv1beta2.ManagedClusterSet) (clusterSet, error) {
 
 func (s clusterSet) contains(l map[string]string) bool { return s.selector.Matches(labels.Set(l)) }
 
-// RouteFromAPI converts a hub route for the routing library.
-func RouteFromAPI(r *v1alpha1.OCIStorageRoute) routing.Route {
-	out := routing.Route{
-		Name:          r.Name,
-		Priority:      int64(r.Spec.Priority),
-		Default:       r.Spec.Default,
-		ClusterNames:  r.Spec.ClusterNames,
-		ClusterGroups: r.Spec.ClusterGroups,
-		Registries:    r.Spec.Registries,
-	}
-	if r.Spec.ReplicationWait != nil {
-		out.ReplicationWait = r.Spec.ReplicationWait.Duration
-	}
-	for _, s := range r.Spec.ClusterSelectors {
-		sel := routing.Selector{MatchLabels: s.MatchLabels}
-		for _, e := range s.MatchExpressions {
-			sel.MatchExpressions = append(sel.MatchExpressions, routing.Requirement{Key: e.Key, Operator: routing.Operator(e.Operator), Values: e.Values})
-		}
-		out.ClusterSelectors = append(out.ClusterSelectors, sel)
-	}
-	return out
-}
-
-func fromUnstructured(u *unstructured.Unstructured, into any) error {
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into); err != nil {
-		return fmt.Errorf("decoding %s %s: %w", u.GetKind(), u.GetName(), err)
-	}
-	return nil
-}
-
-func decode(s string) string {
-	b, err := base64.StdEncoding.DecodeString(s)
-	if err != nil {
-		return ""
-	}
-	return string(b)
-}
-
 // Resolve routes every cluster of the workspace with its routes as they are on the hub.
 func (w *Workspace) Resolve() (*routing.Router, *routing.Report, error) {
 	router, err := routing.Compile(w.Routes)
@@ -223,4 +226,20 @@ func (w *Workspace) Resolve() (*routing.Router, *routing.Report, error) {
 		return nil, nil, fmt.Errorf("the routes of workspace %s are not valid: %w", w.Name, err)
 	}
 	return router, router.ResolveAll(w.Clusters), nil
+}
+
+// Cluster returns the named ManagedCluster's inventory entry; ok is false when it is not among
+// the clusters the workspace may route.
+func (w *Workspace) Cluster(name string) (routing.Cluster, bool) {
+	i, ok := slices.BinarySearchFunc(w.Clusters, name, func(c routing.Cluster, n string) int { return strings.Compare(c.Name, n) })
+	if !ok {
+		return routing.Cluster{}, false
+	}
+	return w.Clusters[i], true
+}
+
+// HasGroup reports whether a cluster set is bound to the workspace.
+func (w *Workspace) HasGroup(name string) bool {
+	_, ok := slices.BinarySearch(w.Groups, name)
+	return ok
 }

@@ -1,13 +1,16 @@
 package inventory
 
 import (
+	"reflect"
+	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 
-	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/routing"
 )
 
@@ -48,22 +51,56 @@ func TestClusterSetMembership(t *testing.T) {
 	}
 }
 
-func TestRouteFromAPI(t *testing.T) {
-	r := &v1alpha1.OCIStorageRoute{ObjectMeta: metav1.ObjectMeta{Name: "eu"}, Spec: v1alpha1.OCIStorageRouteSpec{
-		Priority: 10, ClusterNames: []string{"a"}, ClusterGroups: []string{"g"},
-		ClusterSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"region": "eu"},
-			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"lab"}}}}},
-		Registries: []string{"harbor-eu", "harbor-central"}, ReplicationWait: &metav1.Duration{Duration: 10 * time.Minute},
-	}}
-	got := RouteFromAPI(r)
-	if got.Name != "eu" || got.Priority != 10 || got.Default || got.ReplicationWait != 10*time.Minute ||
-		len(got.Registries) != 2 || got.Registries[1] != "harbor-central" || got.ClusterNames[0] != "a" || got.ClusterGroups[0] != "g" {
-		t.Fatalf("RouteFromAPI = %+v", got)
+func routeObject(name string, spec map[string]any) unstructured.Unstructured {
+	u := unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	u.SetName(name)
+	return u
+}
+
+func TestRouteFrom(t *testing.T) {
+	u := routeObject("eu", map[string]any{
+		"priority": int64(10), "clusterNames": []any{"a"}, "clusterGroups": []any{"g"},
+		"clusterSelectors": []any{map[string]any{"matchLabels": map[string]any{"region": "eu"},
+			"matchExpressions": []any{map[string]any{"key": "tier", "operator": "NotIn", "values": []any{"lab"}}}}},
+		"registries": []any{"harbor-eu", "harbor-central"}, "replicationWait": "10m",
+	})
+	got, err := RouteFrom(&u)
+	if err != nil {
+		t.Fatal(err)
 	}
-	sel := got.ClusterSelectors[0]
-	want := routing.Requirement{Key: "tier", Operator: routing.NotIn, Values: []string{"lab"}}
-	if e := sel.MatchExpressions[0]; sel.MatchLabels["region"] != "eu" || len(sel.MatchExpressions) != 1 ||
-		e.Key != want.Key || e.Operator != want.Operator || len(e.Values) != 1 || e.Values[0] != "lab" {
-		t.Fatalf("selector = %+v, want matchLabels region=eu and %+v", sel, want)
+	want := routing.Route{Name: "eu", Priority: 10, ClusterNames: []string{"a"}, ClusterGroups: []string{"g"},
+		ClusterSelectors: []routing.Selector{{MatchLabels: map[string]string{"region": "eu"},
+			MatchExpressions: []routing.Requirement{{Key: "tier", Operator: routing.NotIn, Values: []string{"lab"}}}}},
+		Registries: []string{"harbor-eu", "harbor-central"}, ReplicationWait: 10 * time.Minute}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("RouteFrom =\n%+v\nwant\n%+v", got, want)
+	}
+	// The spec written back reads the same.
+	back := routeObject("eu", RouteSpec(got, "10m"))
+	if again, err := RouteFrom(&back); err != nil || !reflect.DeepEqual(again, want) {
+		t.Fatalf("RouteFrom(RouteSpec) = %+v, %v", again, err)
+	}
+}
+
+// One bad value on the hub names the object and the field, and leaves the other objects usable.
+func TestAssembleSkipsBadObjects(t *testing.T) {
+	good := routeObject("good", map[string]any{"priority": int64(1), "clusterNames": []any{"c1"}, "registries": []any{"r"}})
+	badWait := routeObject("bad-wait", map[string]any{"priority": int64(2), "clusterNames": []any{"c1"}, "registries": []any{"r"}, "replicationWait": "1d"})
+	badLabel := routeObject("bad-label", map[string]any{"priority": int64(3), "registries": []any{"r"},
+		"clusterSelectors": []any{map[string]any{"matchLabels": map[string]any{"not a key": "x"}}}})
+	ws := Assemble("ws", Lists{Routes: []unstructured.Unstructured{badWait, good, badLabel}}, "tf")
+	if len(ws.Routes) != 1 || ws.Routes[0].Name != "good" {
+		t.Fatalf("routes = %+v, want only good", ws.Routes)
+	}
+	var invalid []string
+	for _, i := range ws.Invalid {
+		invalid = append(invalid, i.String())
+	}
+	want := []string{
+		`OCIStorageRoute bad-wait: spec.replicationWait: "1d" is not a duration such as 90s or 10m`,
+		`OCIStorageRoute bad-label: route "bad-label": cluster_selectors[0].match_labels["not a key"]: invalid label key "not a key": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
+	}
+	if !reflect.DeepEqual(invalid, want) {
+		t.Fatalf("invalid =\n%s\nwant\n%s", strings.Join(invalid, "\n"), strings.Join(want, "\n"))
 	}
 }

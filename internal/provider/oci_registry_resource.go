@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"crypto/x509"
-	"encoding/base64"
 	"encoding/pem"
 	"fmt"
 	"maps"
@@ -12,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -23,18 +23,18 @@ import (
 	"github.com/umkim/terraform-provider-fleet/internal/hubresource"
 	"github.com/umkim/terraform-provider-fleet/internal/inventory"
 	"github.com/umkim/terraform-provider-fleet/internal/registryref"
+	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
 )
 
 // Fleet's OCI storage Secret: its type, and the keys Fleet reads (Fleet-compatible, so a Rancher
 // Fleet can use a source registry as a GitRepo's ociRegistrySecret).
 const (
-	OCIRegistrySecretType = inventory.RegistrySecretType
+	OCIRegistrySecretType = registrysecret.Type
 	// OCIRegistryRoleLabel carries the registry's role, source or mirror.
-	OCIRegistryRoleLabel = inventory.RegistryRoleLabel
-	managedByLabel       = "app.kubernetes.io/managed-by"
+	OCIRegistryRoleLabel = registrysecret.RoleLabel
 
-	roleSource = "source"
-	roleMirror = "mirror"
+	roleSource = registrysecret.RoleSource
+	roleMirror = registrysecret.RoleMirror
 )
 
 var secretKind = inventory.SecretKind
@@ -59,10 +59,46 @@ var ociRegistryKeys = []struct {
 	key  string
 	attr func(*ociRegistryModel) *types.String
 }{
-	{"reference", func(m *ociRegistryModel) *types.String { return &m.Reference }},
-	{"username", func(m *ociRegistryModel) *types.String { return &m.Username }},
-	{"agentUsername", func(m *ociRegistryModel) *types.String { return &m.AgentUsername }},
-	{"cacerts", func(m *ociRegistryModel) *types.String { return &m.CACerts }},
+	{registrysecret.KeyReference, func(m *ociRegistryModel) *types.String { return &m.Reference }},
+	{registrysecret.KeyUsername, func(m *ociRegistryModel) *types.String { return &m.Username }},
+	{registrysecret.KeyAgentUsername, func(m *ociRegistryModel) *types.String { return &m.AgentUsername }},
+	{registrysecret.KeyCACerts, func(m *ociRegistryModel) *types.String { return &m.CACerts }},
+}
+
+// credential is a write-only password and the version that says when to send it.
+type credential struct {
+	key, attr, versionAttr, userAttr string
+	value, version, user           func(*ociRegistryModel) attr.Value
+}
+
+var ociRegistryCredentials = []credential{
+	{registrysecret.KeyPassword, "password_wo", "password_wo_version", "username",
+		func(m *ociRegistryModel) attr.Value { return m.PasswordWO },
+		func(m *ociRegistryModel) attr.Value { return m.PasswordWOVersion },
+		func(m *ociRegistryModel) attr.Value { return m.Username }},
+	{registrysecret.KeyAgentPassword, "agent_password_wo", "agent_password_wo_version", "agent_username",
+		func(m *ociRegistryModel) attr.Value { return m.AgentPasswordWO },
+		func(m *ociRegistryModel) attr.Value { return m.AgentPasswordWOVersion },
+		func(m *ociRegistryModel) attr.Value { return m.AgentUsername }},
+}
+
+// sent decides a credential key's value on the hub: the configured value when its version is
+// new, else the hub's current value; none once the configuration removed the value and its
+// version. ok is false when the key is to be absent.
+func (c credential) sent(req hubresource.ExpandRequest[ociRegistryModel], current map[string]string) (string, bool) {
+	version := c.version(req.Plan)
+	hubValue, onHub := current[c.key]
+	if version.IsNull() {
+		if req.Prior != nil && !c.version(req.Prior).IsNull() {
+			return "", false // the configuration removed it
+		}
+		return hubValue, onHub // never set by this configuration: left as it is
+	}
+	if req.Prior == nil || !version.Equal(c.version(req.Prior)) || !onHub {
+		v := c.value(req.Config).(types.String)
+		return v.ValueString(), !v.IsNull()
+	}
+	return hubValue, true
 }
 
 var newOCIRegistryResource = hubresource.New[ociRegistryModel](hubresource.Kind[ociRegistryModel]{
@@ -74,7 +110,8 @@ var newOCIRegistryResource = hubresource.New[ociRegistryModel](hubresource.Kind[
 		"replicating to them is your job). The same host with other credentials or another namespace is simply another registry. " +
 		"`fleet_oci_route` decides which clusters pull from which registries, in which order.\n\n" +
 		"Passwords are write-only: they are sent to the hub but never stored in Terraform state or shown in plans. " +
-		"Bump `password_wo_version` to send a changed password.",
+		"Each has a version: set both together, and change the version to send a changed password; the password on the hub " +
+		"changes only when its version does. Removing both removes the password from the hub.",
 	Attributes: map[string]schema.Attribute{
 		"role": schema.StringAttribute{
 			Required:            true,
@@ -132,6 +169,7 @@ var newOCIRegistryResource = hubresource.New[ociRegistryModel](hubresource.Kind[
 			Validators:          []validator.String{pemValidator{}},
 		},
 	},
+	Owned:     []string{"data"},
 	Validate:  validateOCIRegistry,
 	Expand:    expandOCIRegistry,
 	Flatten:   flattenOCIRegistry,
@@ -140,44 +178,50 @@ var newOCIRegistryResource = hubresource.New[ociRegistryModel](hubresource.Kind[
 
 func validateOCIRegistry(_ context.Context, m *ociRegistryModel) diag.Diagnostics {
 	var diags diag.Diagnostics
-	pairs := []struct {
-		user                      types.String
-		password                  types.String
-		userAttr, passAttr, label string
-	}{
-		{m.Username, m.PasswordWO, "username", "password_wo", "push"},
-		{m.AgentUsername, m.AgentPasswordWO, "agent_username", "agent_password_wo", "agent"},
-	}
-	for _, p := range pairs {
-		if !p.password.IsNull() && p.user.IsNull() {
-			diags.AddAttributeError(path.Root(p.userAttr), "Missing "+p.userAttr,
-				fmt.Sprintf("%s is set but %s is not: registries authenticate with both. Set %s, or remove %s.", p.passAttr, p.userAttr, p.userAttr, p.passAttr))
+	for _, c := range ociRegistryCredentials {
+		value, version, user := c.value(m), c.version(m), c.user(m)
+		if !value.IsNull() && !value.IsUnknown() && user.IsNull() {
+			diags.AddAttributeError(path.Root(c.userAttr), "Missing "+c.userAttr,
+				fmt.Sprintf("%s is set but %s is not: registries authenticate with both. Set %s, or remove %s.", c.attr, c.userAttr, c.userAttr, c.attr))
+		}
+		switch {
+		case !value.IsNull() && version.IsNull():
+			diags.AddAttributeError(path.Root(c.versionAttr), "Missing "+c.versionAttr,
+				fmt.Sprintf("%s is write-only, so Terraform cannot see when it changes: set %s = 1 with it, and change the number whenever the password changes.", c.attr, c.versionAttr))
+		case value.IsNull() && !version.IsNull() && !version.IsUnknown():
+			diags.AddAttributeError(path.Root(c.attr), "Missing "+c.attr,
+				fmt.Sprintf("%s is set but %s is not. To remove the password from the hub, remove both; otherwise set %s.", c.versionAttr, c.attr, c.attr))
 		}
 	}
 	return diags
 }
 
-func expandOCIRegistry(_ context.Context, plan, config *ociRegistryModel) (*unstructured.Unstructured, diag.Diagnostics) {
-	data := map[string]any{}
-	put := func(key string, v types.String) {
-		if !v.IsNull() && !v.IsUnknown() {
-			data[key] = base64.StdEncoding.EncodeToString([]byte(v.ValueString()))
+func expandOCIRegistry(_ context.Context, req hubresource.ExpandRequest[ociRegistryModel]) (*unstructured.Unstructured, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	plan := req.Plan
+	reg := registrysecret.Registry{
+		Reference: plan.Reference.ValueString(), Username: plan.Username.ValueString(), AgentUsername: plan.AgentUsername.ValueString(),
+		CACerts: plan.CACerts.ValueString(), BasicHTTP: plan.BasicHTTP.ValueBool(), InsecureSkipTLS: plan.InsecureSkipTLS.ValueBool(),
+	}
+	data := reg.Data()
+	var current map[string]string
+	if req.Current != nil {
+		var err error
+		if current, err = registrysecret.Data(req.Current); err != nil {
+			current = map[string]string{} // unreadable: configured values replace it
 		}
 	}
-	for _, k := range ociRegistryKeys {
-		put(k.key, *k.attr(plan))
+	for _, c := range ociRegistryCredentials {
+		if v, ok := c.sent(req, current); ok {
+			data[c.key] = v
+		}
 	}
-	put("password", config.PasswordWO)
-	put("agentPassword", config.AgentPasswordWO)
-	put("basicHTTP", types.StringValue(strconv.FormatBool(plan.BasicHTTP.ValueBool())))
-	put("insecureSkipTLS", types.StringValue(strconv.FormatBool(plan.InsecureSkipTLS.ValueBool())))
-
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"type": OCIRegistrySecretType,
-		"data": data,
+		"data": registrysecret.Encode(data),
 	}}
-	obj.SetLabels(map[string]string{OCIRegistryRoleLabel: plan.Role.ValueString(), managedByLabel: DefaultFieldManager})
-	return obj, nil
+	obj.SetLabels(map[string]string{OCIRegistryRoleLabel: plan.Role.ValueString()})
+	return obj, diags
 }
 
 func flattenOCIRegistry(_ context.Context, obj *unstructured.Unstructured, m *ociRegistryModel) diag.Diagnostics {
@@ -188,32 +232,21 @@ func flattenOCIRegistry(_ context.Context, obj *unstructured.Unstructured, m *oc
 				obj.GetNamespace(), obj.GetName(), t, OCIRegistrySecretType))
 		return diags
 	}
-	data, _, _ := unstructured.NestedStringMap(obj.Object, "data")
-	value := func(key string) (string, bool) {
-		enc, ok := data[key]
-		if !ok {
-			return "", false
-		}
-		b, err := base64.StdEncoding.DecodeString(enc)
-		if err != nil {
-			diags.AddError("Corrupt Secret data", fmt.Sprintf("key %q of Secret %s/%s is not base64.", key, obj.GetNamespace(), obj.GetName()))
-		}
-		return string(b), true
+	data, err := registrysecret.Data(obj)
+	if err != nil {
+		diags.AddError("Corrupt Secret data", err.Error()+".")
+		return diags
 	}
 	for _, k := range ociRegistryKeys {
-		if v, ok := value(k.key); ok {
+		if v, ok := data[k.key]; ok {
 			*k.attr(m) = types.StringValue(v)
 		} else {
 			*k.attr(m) = types.StringNull()
 		}
 	}
-	flag := func(key string) types.Bool {
-		v, _ := value(key)
-		b, _ := strconv.ParseBool(v)
-		return types.BoolValue(b)
-	}
-	m.BasicHTTP = flag("basicHTTP")
-	m.InsecureSkipTLS = flag("insecureSkipTLS")
+	reg := registrysecret.FromData("", data)
+	m.BasicHTTP = types.BoolValue(reg.BasicHTTP)
+	m.InsecureSkipTLS = types.BoolValue(reg.InsecureSkipTLS)
 	if role, ok := obj.GetLabels()[OCIRegistryRoleLabel]; ok {
 		m.Role = types.StringValue(role)
 	} else {
@@ -222,34 +255,53 @@ func flattenOCIRegistry(_ context.Context, obj *unstructured.Unstructured, m *oc
 	return diags
 }
 
-// checkOCIRegistryPlan enforces one source registry per workspace against what the hub has.
-func checkOCIRegistryPlan(ctx context.Context, env *hubresource.Env, plan, _ *ociRegistryModel) diag.Diagnostics {
+// checkOCIRegistryPlan judges one registry's change against the hub as it was when the plan
+// began: a second source registry is an error when no Terraform configuration manages the other
+// one, a warning when one does; destroying a registry that routes name is a warning naming them.
+func checkOCIRegistryPlan(ctx context.Context, c hubresource.PlanCheck[ociRegistryModel]) diag.Diagnostics {
 	var diags diag.Diagnostics
-	if plan.Role.ValueString() != roleSource || plan.Workspace.IsUnknown() || plan.Name.IsUnknown() {
-		return diags
-	}
-	ws := plan.Workspace.ValueString()
-	sources, err := env.Client.List(ctx, secretKind, ws, OCIRegistryRoleLabel+"="+roleSource)
+	inv, err := inventory.Load(ctx, c.Hub, c.Workspace, c.Env.Client.FieldManager())
 	if err != nil {
-		diags.AddWarning("Hub checks skipped", fmt.Sprintf("Could not list the registries of workspace %s, so a second source registry would not be noticed: %v", ws, err))
+		diags.AddWarning("Hub checks skipped", fmt.Sprintf("The registry was not checked against the hub: %v.", skipReason(ctx, err)))
 		return diags
 	}
-	// Roles as they will be: the hub's, updated by what this plan changes.
-	roles := map[string]string{}
-	for _, s := range sources {
-		if t, _, _ := unstructured.NestedString(s.Object, "type"); t == OCIRegistrySecretType {
-			roles[s.GetName()] = roleSource
+	ws := c.Workspace
+	if c.Plan == nil {
+		name := c.Prior.Name.ValueString()
+		var users []string
+		for _, r := range inv.Routes {
+			if slices.Contains(r.Registries, name) {
+				users = append(users, strconv.Quote(r.Name))
+			}
 		}
+		if len(users) > 0 {
+			diags.AddWarning("Registry in use", fmt.Sprintf("Destroying registry %q of workspace %s: route %s names it. Unless this plan changes %s too, "+
+				"their clusters lose it from their chain.", name, ws, strings.Join(users, ", "), plural(len(users), "that route", "those routes")))
+		}
+		return diags
 	}
-	for name, m := range hubresource.Planned[ociRegistryModel](env, "oci_registry", ws) {
-		roles[name] = m.Role.ValueString()
+	name := c.Plan.Name.ValueString()
+	wasSource := c.Prior != nil && !c.Replace && c.Prior.Role.ValueString() == roleSource
+	if c.Plan.Role.ValueString() != roleSource || wasSource {
+		return diags
 	}
-	for _, other := range slices.Sorted(maps.Keys(roles)) {
-		if roles[other] == roleSource && other != plan.Name.ValueString() {
+	priorName := ""
+	if c.Prior != nil {
+		priorName = c.Prior.Name.ValueString()
+	}
+	for _, other := range slices.Sorted(maps.Keys(inv.Registries)) {
+		reg := inv.Registries[other]
+		if reg.Role != roleSource || other == name || other == priorName {
+			continue
+		}
+		if reg.Managed {
+			diags.AddAttributeWarning(path.Root("role"), "Second source registry",
+				fmt.Sprintf("Workspace %s has the source registry %q on the hub, managed by Terraform; a workspace has exactly one source, where content is pushed. "+
+					"If this plan makes %q a mirror or destroys it, %q is the only source; otherwise the workspace has two sources after apply.", ws, other, other, name))
+		} else {
 			diags.AddAttributeError(path.Root("role"), "Second source registry",
-				fmt.Sprintf("Workspace %s already has the source registry %q; a workspace has exactly one source, where content is pushed. "+
-					"Set role = \"mirror\" for %q, or make %q a mirror first.", ws, other, plan.Name.ValueString(), other))
-			break
+				fmt.Sprintf("Workspace %s already has the source registry %q, which no Terraform configuration manages; a workspace has exactly one source, where content is pushed. "+
+					"Set role = \"mirror\" for %q, or make %q a mirror on the hub first.", ws, other, name, other))
 		}
 	}
 	return diags

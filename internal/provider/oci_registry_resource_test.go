@@ -8,6 +8,8 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/umkim/terraform-provider-fleet/internal/hubresource"
 )
 
 func TestOCIRegistryExpandFlatten(t *testing.T) {
@@ -28,6 +30,7 @@ func TestOCIRegistryExpandFlatten(t *testing.T) {
 			name: "source with push and agent credentials",
 			plan: ociRegistryModel{Role: types.StringValue("source"), Reference: types.StringValue("harbor.example.com/fleet"),
 				Username: types.StringValue("pusher"), AgentUsername: types.StringValue("puller"),
+				PasswordWOVersion: types.Int64Value(1), AgentPasswordWOVersion: types.Int64Value(1),
 				BasicHTTP: types.BoolValue(false), InsecureSkipTLS: types.BoolValue(true), CACerts: types.StringValue(testCA)},
 			config: ociRegistryModel{PasswordWO: types.StringValue("p1"), AgentPasswordWO: types.StringValue("p2")},
 			wantData: map[string]string{"reference": "harbor.example.com/fleet", "username": "pusher", "password": "p1",
@@ -42,7 +45,7 @@ func TestOCIRegistryExpandFlatten(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			obj, diags := expandOCIRegistry(ctx, &tc.plan, &tc.config)
+			obj, diags := expandOCIRegistry(ctx, hubresource.ExpandRequest[ociRegistryModel]{Plan: &tc.plan, Config: &tc.config})
 			if diags.HasError() {
 				t.Fatalf("expand: %v", diags)
 			}
@@ -82,6 +85,93 @@ func TestOCIRegistryExpandFlatten(t *testing.T) {
 			}
 			if !back.PasswordWO.IsNull() || !back.AgentPasswordWO.IsNull() {
 				t.Errorf("flatten must never read passwords into the model")
+			}
+		})
+	}
+}
+
+// A credential key on the hub changes only when its version does, and goes only when the
+// configuration removes the value and its version.
+func TestOCIRegistryCredentialKeys(t *testing.T) {
+	v := func(n int64) types.Int64 { return types.Int64Value(n) }
+	none := types.Int64Null()
+	model := func(version types.Int64, password string) *ociRegistryModel {
+		m := &ociRegistryModel{Role: types.StringValue("mirror"), Reference: types.StringValue("r.io"), Username: types.StringValue("u"),
+			PasswordWOVersion: version, PasswordWO: types.StringNull(), AgentPasswordWOVersion: none, AgentPasswordWO: types.StringNull()}
+		if password != "" {
+			m.PasswordWO = types.StringValue(password)
+		}
+		return m
+	}
+	onHub := func(password string) *unstructured.Unstructured {
+		data := map[string]any{"reference": base64.StdEncoding.EncodeToString([]byte("r.io"))}
+		if password != "" {
+			data["password"] = base64.StdEncoding.EncodeToString([]byte(password))
+		}
+		return &unstructured.Unstructured{Object: map[string]any{"type": OCIRegistrySecretType, "data": data}}
+	}
+	cases := []struct {
+		name         string
+		plan, config *ociRegistryModel
+		prior        *ociRegistryModel
+		current      *unstructured.Unstructured
+		want         string // the password key on the hub after apply; "" = absent
+	}{
+		{"create sends it", model(v(1), ""), model(v(1), "new"), nil, nil, "new"},
+		{"same version keeps the hub's, even if the value changed", model(v(1), ""), model(v(1), "changed"), model(v(1), ""), onHub("old"), "old"},
+		{"an unrelated change keeps it", model(v(1), ""), model(v(1), "old"), model(v(1), ""), onHub("old"), "old"},
+		{"a new version sends it", model(v(2), ""), model(v(2), "new"), model(v(1), ""), onHub("old"), "new"},
+		{"after import a version sends it", model(v(1), ""), model(v(1), "new"), model(none, ""), onHub("old"), "new"},
+		{"removing value and version removes it", model(none, ""), model(none, ""), model(v(1), ""), onHub("old"), ""},
+		{"never configured: the hub's is left alone", model(none, ""), model(none, ""), model(none, ""), onHub("kubectl"), "kubectl"},
+		{"lost on the hub: sent again", model(v(1), ""), model(v(1), "p"), model(v(1), ""), onHub(""), "p"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			obj, diags := expandOCIRegistry(context.Background(), hubresource.ExpandRequest[ociRegistryModel]{Plan: tc.plan, Config: tc.config, Prior: tc.prior, Current: tc.current})
+			if diags.HasError() {
+				t.Fatal(diags)
+			}
+			enc, ok := obj.Object["data"].(map[string]any)["password"].(string)
+			got, _ := base64.StdEncoding.DecodeString(enc)
+			if string(got) != tc.want || ok != (tc.want != "") {
+				t.Fatalf("password on the hub = %q (present %t), want %q", got, ok, tc.want)
+			}
+		})
+	}
+}
+
+func TestOCIRegistryValidateCredentialVersions(t *testing.T) {
+	base := func() ociRegistryModel {
+		return ociRegistryModel{Username: types.StringValue("u"), PasswordWO: types.StringNull(), PasswordWOVersion: types.Int64Null(),
+			AgentUsername: types.StringNull(), AgentPasswordWO: types.StringNull(), AgentPasswordWOVersion: types.Int64Null()}
+	}
+	cases := []struct {
+		name    string
+		edit    func(*ociRegistryModel)
+		summary string // "" = valid
+	}{
+		{"both", func(m *ociRegistryModel) { m.PasswordWO, m.PasswordWOVersion = types.StringValue("p"), types.Int64Value(1) }, ""},
+		{"neither", func(*ociRegistryModel) {}, ""},
+		{"value without version", func(m *ociRegistryModel) { m.PasswordWO = types.StringValue("p") }, "Missing password_wo_version"},
+		{"version without value", func(m *ociRegistryModel) { m.PasswordWOVersion = types.Int64Value(1) }, "Missing password_wo"},
+		{"agent value without version", func(m *ociRegistryModel) {
+			m.AgentUsername, m.AgentPasswordWO = types.StringValue("a"), types.StringValue("p")
+		}, "Missing agent_password_wo_version"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := base()
+			tc.edit(&m)
+			diags := validateOCIRegistry(context.Background(), &m)
+			if tc.summary == "" {
+				if diags.HasError() {
+					t.Fatalf("want valid, got %v", diags)
+				}
+				return
+			}
+			if len(diags) != 1 || diags[0].Summary() != tc.summary {
+				t.Fatalf("diagnostics = %v, want one %q", diags, tc.summary)
 			}
 		})
 	}

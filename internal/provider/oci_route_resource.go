@@ -6,11 +6,11 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -20,9 +20,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/hubresource"
 	"github.com/umkim/terraform-provider-fleet/internal/inventory"
 	"github.com/umkim/terraform-provider-fleet/internal/routing"
@@ -48,9 +46,11 @@ var newOCIRouteResource = hubresource.New[ociRouteModel](hubresource.Kind[ociRou
 		"cluster). Routes are evaluated in ascending `priority` and the **first match wins**; the `default` route catches every " +
 		"cluster no other route matched. Clusters try the `registries` in order: auth, TLS, connection and integrity failures move " +
 		"on at once, a missing artifact is retried for `replication_wait` first.\n\n" +
-		"At plan time the provider checks the route against the hub: a priority another route has, a registry that neither exists " +
-		"nor is created by the plan, or a second default route stop the plan; a route that is shadowed by an earlier one, or a " +
-		"change that moves clusters from one route to another, is reported as a warning naming the routes and clusters.",
+		"At plan time the provider checks the route against the hub as it was when the plan began: a priority or default role that " +
+		"another route has stops the plan when no Terraform configuration manages that route, and is a warning when one does (this " +
+		"plan may change it; ties are broken by name). A registry not on the hub yet, cluster names and groups the workspace does " +
+		"not have, a route shadowed by an earlier one, and a change that moves clusters from one route to another are warnings " +
+		"naming the routes and clusters. See the OCI routing guide.",
 	Attributes: map[string]schema.Attribute{
 		"priority": schema.Int64Attribute{
 			Required:            true,
@@ -90,7 +90,6 @@ var newOCIRouteResource = hubresource.New[ociRouteModel](hubresource.Kind[ociRou
 						"operator": schema.StringAttribute{
 							Required:            true,
 							MarkdownDescription: "`In`, `NotIn`, `Exists` or `DoesNotExist`. `NotIn` and `DoesNotExist` match clusters without the label.",
-							Validators:          []validator.String{stringvalidator.OneOf(string(routing.In), string(routing.NotIn), string(routing.Exists), string(routing.DoesNotExist))},
 						},
 						"values": schema.ListAttribute{
 							Optional:            true,
@@ -114,6 +113,7 @@ var newOCIRouteResource = hubresource.New[ociRouteModel](hubresource.Kind[ociRou
 			Validators:          []validator.String{durationValidator{}},
 		},
 	},
+	Owned:     []string{"spec"},
 	Validate:  validateOCIRoute,
 	Expand:    expandOCIRoute,
 	Flatten:   flattenOCIRoute,
@@ -140,40 +140,76 @@ var (
 	}}
 )
 
-// routeOf converts the model for the routing library. ok is false when a value is unknown.
-func routeOf(ctx context.Context, m *ociRouteModel) (r routing.Route, ok bool, diags diag.Diagnostics) {
-	if !allKnown(m.Name, m.Priority, m.Default, m.ClusterNames, m.ClusterGroups, m.ClusterSelectors, m.Registries, m.ReplicationWait) {
-		return r, false, nil
+// routeOf converts the model for the routing library. Unknown values are filled in so that
+// what is known can be checked: an unknown element of a list by a placeholder name, an unknown
+// list or scalar by its zero value. known is false when anything was unknown; vague names the
+// attributes that are wholly unknown.
+func routeOf(ctx context.Context, m *ociRouteModel) (r routing.Route, known bool, vague map[string]bool, diags diag.Diagnostics) {
+	vague = map[string]bool{}
+	placeholders := 0
+	strs := func(name string, v attr.Value, into *[]string) {
+		var elems []attr.Value
+		switch c := v.(type) {
+		case types.List:
+			elems = c.Elements()
+		case types.Set:
+			elems = c.Elements()
+		}
+		if v.IsUnknown() {
+			vague[name] = true
+			return
+		}
+		for _, e := range elems {
+			if e.IsUnknown() {
+				placeholders++
+				*into = append(*into, fmt.Sprintf("%s%d", unknownPrefix, placeholders))
+				continue
+			}
+			*into = append(*into, e.(types.String).ValueString())
+		}
 	}
 	r = routing.Route{Name: m.Name.ValueString(), Priority: m.Priority.ValueInt64(), Default: m.Default.ValueBool()}
-	if !m.ReplicationWait.IsNull() {
+	for attrName, v := range map[string]attr.Value{"name": m.Name, "priority": m.Priority, "default": m.Default, "replication_wait": m.ReplicationWait} {
+		if v.IsUnknown() {
+			vague[attrName] = true
+		}
+	}
+	if !m.ReplicationWait.IsNull() && !m.ReplicationWait.IsUnknown() {
 		r.ReplicationWait, _ = time.ParseDuration(m.ReplicationWait.ValueString()) // checked by durationValidator
 	}
-	diags.Append(m.ClusterNames.ElementsAs(ctx, &r.ClusterNames, false)...)
-	diags.Append(m.ClusterGroups.ElementsAs(ctx, &r.ClusterGroups, false)...)
-	diags.Append(m.Registries.ElementsAs(ctx, &r.Registries, false)...)
+	strs("cluster_names", m.ClusterNames, &r.ClusterNames)
+	strs("cluster_groups", m.ClusterGroups, &r.ClusterGroups)
+	strs("registries", m.Registries, &r.Registries)
+	if m.ClusterSelectors.IsUnknown() {
+		vague["cluster_selectors"] = true
+	}
 	var selectors []selectorModel
-	diags.Append(m.ClusterSelectors.ElementsAs(ctx, &selectors, false)...)
+	if !m.ClusterSelectors.IsUnknown() {
+		diags.Append(m.ClusterSelectors.ElementsAs(ctx, &selectors, false)...)
+	}
 	for _, s := range selectors {
 		if !allKnown(s.MatchLabels, s.MatchExpressions) {
-			return r, false, diags
+			placeholders++
+			r.ClusterSelectors = append(r.ClusterSelectors, routing.Selector{}) // a criterion, of unknown shape
+			continue
 		}
 		sel := routing.Selector{}
 		diags.Append(s.MatchLabels.ElementsAs(ctx, &sel.MatchLabels, false)...)
 		var exprs []expressionModel
 		diags.Append(s.MatchExpressions.ElementsAs(ctx, &exprs, false)...)
 		for _, e := range exprs {
-			if !allKnown(e.Key, e.Operator, e.Values) {
-				return r, false, diags
-			}
 			req := routing.Requirement{Key: e.Key.ValueString(), Operator: routing.Operator(e.Operator.ValueString())}
 			diags.Append(e.Values.ElementsAs(ctx, &req.Values, false)...)
 			sel.MatchExpressions = append(sel.MatchExpressions, req)
 		}
 		r.ClusterSelectors = append(r.ClusterSelectors, sel)
 	}
-	return r, !diags.HasError(), diags
+	known = placeholders == 0 && len(vague) == 0 && !diags.HasError()
+	return r, known, vague, diags
 }
+
+// unknownPrefix starts the placeholder names of unknown list elements.
+const unknownPrefix = "unknown-"
 
 // allKnown reports whether the values, and every element of collections among them, are known:
 // a reference such as fleet_oci_registry.x.name is an unknown element of a known list during
@@ -205,75 +241,45 @@ func allKnown(vs ...attr.Value) bool {
 	return true
 }
 
+// validateOCIRoute checks what is known of the route (placeholders of unknown elements are valid
+// names). A problem is dropped when an unknown value could make it go away: the need for
+// criteria while default or a criterion is wholly unknown, and a problem with an attribute that
+// is wholly unknown (read as empty).
 func validateOCIRoute(ctx context.Context, m *ociRouteModel) diag.Diagnostics {
-	r, ok, diags := routeOf(ctx, m)
-	if !ok {
+	r, _, vague, diags := routeOf(ctx, m)
+	if diags.HasError() {
 		return diags
 	}
+	criteriaVague := vague["default"] || vague["cluster_names"] || vague["cluster_groups"] || vague["cluster_selectors"]
 	for _, p := range routing.ValidateRoute(r) {
+		var first string
+		if len(p.Path) > 0 {
+			first = string(p.Path[0].(routing.Attr))
+		}
+		if (first == "" && criteriaVague) || vague[first] {
+			continue
+		}
 		diags.AddAttributeError(attrPath(p.Path), "Invalid route", p.Error()+".")
 	}
 	return diags
 }
 
-func expandOCIRoute(ctx context.Context, plan, _ *ociRouteModel) (*unstructured.Unstructured, diag.Diagnostics) {
-	r, ok, diags := routeOf(ctx, plan)
-	if !ok {
+func expandOCIRoute(ctx context.Context, req hubresource.ExpandRequest[ociRouteModel]) (*unstructured.Unstructured, diag.Diagnostics) {
+	r, known, _, diags := routeOf(ctx, req.Plan)
+	if !known {
 		diags.AddError("Route not fully known", "A value of the route is still unknown at apply time; this is a bug in the provider.")
 		return nil, diags
 	}
-	spec := map[string]any{
-		"priority":        r.Priority,
-		"registries":      toAny(r.Registries),
-		"replicationWait": plan.ReplicationWait.ValueString(), // as written: the hub keeps it, so import reads it back
-
-	}
-	if r.Default {
-		spec["default"] = true
-	}
-	if len(r.ClusterNames) > 0 {
-		spec["clusterNames"] = toAny(r.ClusterNames)
-	}
-	if len(r.ClusterGroups) > 0 {
-		spec["clusterGroups"] = toAny(r.ClusterGroups)
-	}
-	if r.ClusterSelectors != nil {
-		var selectors []any
-		for _, s := range r.ClusterSelectors {
-			sel := map[string]any{}
-			if len(s.MatchLabels) > 0 {
-				labels := map[string]any{}
-				for k, v := range s.MatchLabels {
-					labels[k] = v
-				}
-				sel["matchLabels"] = labels
-			}
-			var exprs []any
-			for _, e := range s.MatchExpressions {
-				expr := map[string]any{"key": e.Key, "operator": string(e.Operator)}
-				if len(e.Values) > 0 {
-					expr["values"] = toAny(e.Values)
-				}
-				exprs = append(exprs, expr)
-			}
-			if exprs != nil {
-				sel["matchExpressions"] = exprs
-			}
-			selectors = append(selectors, sel)
-		}
-		spec["clusterSelectors"] = selectors
-	}
-	return &unstructured.Unstructured{Object: map[string]any{"spec": spec}}, diags
+	return &unstructured.Unstructured{Object: map[string]any{"spec": inventory.RouteSpec(r, req.Plan.ReplicationWait.ValueString())}}, diags
 }
 
 func flattenOCIRoute(ctx context.Context, obj *unstructured.Unstructured, m *ociRouteModel) diag.Diagnostics {
 	var diags diag.Diagnostics
-	var api v1alpha1.OCIStorageRoute
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &api); err != nil {
-		diags.AddError("Cannot read OCIStorageRoute", err.Error())
-		return diags
+	r, err := inventory.RouteFrom(obj)
+	if err != nil {
+		// Read what can be read, so that the plan shows the bad value as drift to correct.
+		diags.AddWarning("Invalid OCIStorageRoute on the hub", fmt.Sprintf("OCIStorageRoute %s/%s: %v. Apply writes the configured value.", obj.GetNamespace(), obj.GetName(), err))
 	}
-	r := inventory.RouteFromAPI(&api)
 	m.Priority = types.Int64Value(r.Priority)
 	m.Default = types.BoolValue(r.Default)
 	m.ClusterNames = keepEmpty(m.ClusterNames, r.ClusterNames, func(v []attr.Value) attr.Value { return types.SetValueMust(types.StringType, v) }, types.SetNull(types.StringType)).(types.Set)
@@ -282,8 +288,8 @@ func flattenOCIRoute(ctx context.Context, obj *unstructured.Unstructured, m *oci
 	if prior, err := time.ParseDuration(m.ReplicationWait.ValueString()); err != nil || prior != r.ReplicationWait {
 		// Not the duration of the configuration (or none, on import): take the hub's spelling.
 		written, _, _ := unstructured.NestedString(obj.Object, "spec", "replicationWait")
-		if d, err := time.ParseDuration(written); err != nil || d != r.ReplicationWait {
-			written = r.ReplicationWait.String()
+		if written == "" {
+			written = "0s"
 		}
 		m.ReplicationWait = types.StringValue(written)
 	}
@@ -407,103 +413,202 @@ func (durationValidator) ValidateString(_ context.Context, req validator.StringR
 	}
 }
 
-// checkOCIRoutePlan checks the route against the workspace's routes, registries and clusters on
-// the hub, together with the routes and registries this plan creates or updates.
-func checkOCIRoutePlan(ctx context.Context, env *hubresource.Env, plan, _ *ociRouteModel) diag.Diagnostics {
-	route, ok, diags := routeOf(ctx, plan)
-	if !ok || plan.Workspace.IsUnknown() {
-		name := "This route"
-		if !plan.Name.IsUnknown() {
-			name = fmt.Sprintf("Route %q", plan.Name.ValueString())
-		}
-		diags.AddWarning("Hub checks skipped", name+" has values that are known only at apply time, so its order, registries and effect on clusters were not checked against the hub.")
-		return diags
-	}
-	ws := plan.Workspace.ValueString()
-	inv, err := inventory.Load(ctx, env.Client, ws)
+// checkOCIRoutePlan judges one route's change against the hub as it was when the plan began
+// (see hubresource.PlanCheck): collisions with routes no Terraform configuration manages are
+// errors, the rest are warnings, and the effect on clusters is that of this change alone.
+func checkOCIRoutePlan(ctx context.Context, c hubresource.PlanCheck[ociRouteModel]) diag.Diagnostics {
+	var diags diag.Diagnostics
+	inv, err := inventory.Load(ctx, c.Hub, c.Workspace, c.Env.Client.FieldManager())
 	if err != nil {
-		diags.AddWarning("Hub checks skipped", fmt.Sprintf("Route %q was not checked against the hub: %v", route.Name, err))
+		diags.AddWarning("Hub checks skipped", fmt.Sprintf("The route was not checked against the hub: %v.", skipReason(ctx, err)))
 		return diags
 	}
-
-	plannedRegistries := hubresource.Planned[ociRegistryModel](env, "oci_registry", ws)
-	for i, reg := range route.Registries {
-		if _, onHub := inv.Registries[reg]; !onHub && plannedRegistries[reg] == nil {
-			diags.AddAttributeError(path.Root("registries").AtListIndex(i), "Registry not found",
-				fmt.Sprintf("Route %q names registry %q, which workspace %s does not have and this plan does not create. "+
-					"Create it with a fleet_oci_registry resource and reference it (fleet_oci_registry.<label>.name) so that it is created first, or fix the name.",
-					route.Name, reg, ws))
-		}
-	}
-
-	// The workspace's other routes (the hub's, updated by what this plan changes); before: with
-	// this route as the hub has it, if it does; after: with this route as planned.
-	others := map[string]routing.Route{}
+	// The workspace without this resource's route: its hub version, and on replace its prior one.
 	var onHub *routing.Route
+	var others []routing.Route
+	priorName := ""
+	if c.Prior != nil {
+		priorName = c.Prior.Name.ValueString()
+	}
+	planName := ""
+	if c.Plan != nil {
+		planName = c.Plan.Name.ValueString()
+	}
 	for i, r := range inv.Routes {
-		others[r.Name] = r
-		if r.Name == route.Name {
+		switch r.Name {
+		case planName:
 			onHub = &inv.Routes[i]
+		case priorName:
+		default:
+			others = append(others, r)
 		}
 	}
-	for name, m := range hubresource.Planned[ociRouteModel](env, "oci_route", ws) {
-		if r, ok, _ := routeOf(ctx, m); ok {
-			others[name] = r
+	for _, bad := range inv.Invalid {
+		if bad.Kind == inventory.RouteKind.Kind && (bad.Name == planName || bad.Name == priorName) {
+			diags.AddWarning("Invalid OCIStorageRoute on the hub", fmt.Sprintf("%s; apply writes the configured route.", bad))
 		}
 	}
-	delete(others, route.Name)
-	rest := make([]routing.Route, 0, len(others)+1)
-	for _, r := range others {
-		rest = append(rest, r)
-	}
-	after := append(slices.Clip(rest), route)
-	before := rest
-	if onHub != nil {
-		before = append(slices.Clip(rest), *onHub)
-	}
-
-	// A collision is reported on the route whose change causes it, not on an unchanged route the
-	// new one collides with — unless the hub already has the collision.
-	changed := onHub == nil || onHub.Priority != route.Priority || onHub.Default != route.Default
-	onHubAlready := map[routing.Step]bool{}
-	for _, p := range routing.Validate(inv.Routes) {
-		if p.Route == route.Name && len(p.Path) == 1 {
-			onHubAlready[p.Path[0]] = true
+	if c.Plan == nil {
+		if prior, ok, _, _ := routeOf(ctx, c.Prior); ok {
+			diags.Append(routeEffect(inv, c.Workspace, fmt.Sprintf("Destroying route %q", prior.Name), inv.Routes, others)...)
 		}
-	}
-	for _, p := range routing.Validate(after) {
-		if p.Route != route.Name || len(p.Path) != 1 || (p.Path[0] != routing.Attr("priority") && p.Path[0] != routing.Attr("default")) {
-			continue
-		}
-		if !changed && !onHubAlready[p.Path[0]] {
-			continue
-		}
-		summary := "Priority already taken"
-		if p.Path[0] == routing.Attr("default") {
-			summary = "Second default route"
-		}
-		diags.AddAttributeError(attrPath(p.Path), summary, fmt.Sprintf("In workspace %s, %s.", ws, p.Error()))
-	}
-	if diags.HasError() || (onHub != nil && reflect.DeepEqual(*onHub, route)) {
-		// An unchanged route has no effect of its own: what other routes' changes do to its
-		// clusters is reported on them.
 		return diags
 	}
-	afterRouter, err := routing.Compile(after)
+
+	route, known, vague, d := routeOf(ctx, c.Plan)
+	if diags.Append(d...); d.HasError() {
+		return diags
+	}
+	if !vague["registries"] {
+		checkRegistries(route, inv, c.Workspace, &diags)
+	}
+	if !vague["cluster_names"] && !vague["cluster_groups"] {
+		checkClusterNames(route, inv, c.Workspace, &diags)
+	}
+	var priorRoute *routing.Route
+	if c.Prior != nil && !c.Replace {
+		if r, ok, _, _ := routeOf(ctx, c.Prior); ok {
+			priorRoute = &r
+		}
+	}
+	if !vague["priority"] && !vague["default"] {
+		checkCollisions(route, priorRoute, others, inv, c.Workspace, &diags)
+	}
+	if !known {
+		diags.AddWarning("Route effect not checked", fmt.Sprintf("Route %q has values known only at apply, so its effect on clusters was not computed.", route.Name))
+		return diags
+	}
+	if onHub != nil && reflect.DeepEqual(*onHub, route) {
+		return diags // unchanged: what other routes' changes do to its clusters is reported on them
+	}
+	before := inv.Routes
+	after := append(slices.Clip(others), route)
+	diags.Append(routeEffect(inv, c.Workspace, fmt.Sprintf("Applying route %q", route.Name), before, after)...)
+	if router, err := routing.Compile(after); err == nil {
+		diags.Append(shadowWarnings(route.Name, router, router.ResolveAll(inv.Clusters))...)
+	}
+	return diags
+}
+
+// skipReason says why the hub could not be asked, naming the deadline when that was it.
+func skipReason(ctx context.Context, err error) string {
+	if ctx.Err() != nil {
+		return "the hub did not answer in time (the provider's request_timeout); plan again when it is reachable"
+	}
+	return err.Error()
+}
+
+// checkRegistries warns about registries of the chain that the hub does not have: the plan may
+// create them, which a check cannot see.
+func checkRegistries(route routing.Route, inv *inventory.Workspace, ws string, diags *diag.Diagnostics) {
+	for i, reg := range route.Registries {
+		if _, ok := inv.Registries[reg]; ok || strings.HasPrefix(reg, unknownPrefix) {
+			continue
+		}
+		diags.AddAttributeWarning(path.Root("registries").AtListIndex(i), "Registry not on the hub",
+			fmt.Sprintf("Route %q names registry %q, which workspace %s does not have yet. If a fleet_oci_registry of this configuration creates it, "+
+				"reference it as fleet_oci_registry.<label>.name so that Terraform creates it before the route; until it exists, the route's clusters cannot use it. "+
+				"Otherwise correct the name.", route.Name, reg, ws))
+	}
+}
+
+// checkClusterNames warns about cluster names and groups that the workspace cannot route.
+func checkClusterNames(route routing.Route, inv *inventory.Workspace, ws string, diags *diag.Diagnostics) {
+	var missing, unbound []string
+	for _, n := range route.ClusterNames {
+		if _, ok := inv.Cluster(n); !ok && !strings.HasPrefix(n, unknownPrefix) {
+			missing = append(missing, strconv.Quote(n))
+		}
+	}
+	for _, g := range route.ClusterGroups {
+		if !inv.HasGroup(g) && !strings.HasPrefix(g, unknownPrefix) {
+			unbound = append(unbound, strconv.Quote(g))
+		}
+	}
+	if len(missing) > 0 {
+		diags.AddAttributeWarning(path.Root("cluster_names"), "Clusters not in workspace",
+			fmt.Sprintf("Route %q names %s, which %s no ManagedCluster in the cluster sets bound to workspace %s. The route matches them once they join; check the spelling.",
+				route.Name, strings.Join(missing, ", "), plural(len(missing), "is", "are"), ws))
+	}
+	if len(unbound) > 0 {
+		diags.AddAttributeWarning(path.Root("cluster_groups"), "Cluster groups not bound to workspace",
+			fmt.Sprintf("Route %q names cluster group %s, which %s not a ManagedClusterSet bound to workspace %s (bound: %s). Bind it with a ManagedClusterSetBinding, or check the spelling.",
+				route.Name, strings.Join(unbound, ", "), plural(len(unbound), "is", "are"), ws, orNone(inv.Groups)))
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func orNone(ss []string) string {
+	if len(ss) == 0 {
+		return "none"
+	}
+	return strings.Join(ss, ", ")
+}
+
+// checkCollisions reports another route with the planned priority, or another default route,
+// when this change makes the collision (a new route, or a changed priority or default).
+func checkCollisions(route routing.Route, prior *routing.Route, others []routing.Route, inv *inventory.Workspace, ws string, diags *diag.Diagnostics) {
+	if prior != nil && prior.Priority == route.Priority && prior.Default == route.Default {
+		return
+	}
+	for _, o := range others {
+		var attr, summary, clash, tie string
+		switch {
+		case route.Default && o.Default:
+			attr, summary = "default", "Second default route"
+			clash = fmt.Sprintf("route %q is the default route of workspace %s; at most one route may be the default", o.Name, ws)
+			tie = fmt.Sprintf("both are default routes after apply and %q, first by name, is the default", min(o.Name, route.Name))
+		case !route.Default && !o.Default && o.Priority == route.Priority:
+			attr, summary = "priority", "Priority already taken"
+			clash = fmt.Sprintf("route %q of workspace %s has priority %d; priorities must be unique", o.Name, ws, o.Priority)
+			tie = fmt.Sprintf("both routes have priority %d after apply and %q, first by name, is evaluated first", o.Priority, min(o.Name, route.Name))
+		default:
+			continue
+		}
+		if inv.Managed[o.Name] {
+			diags.AddAttributeWarning(path.Root(attr), summary, fmt.Sprintf("On the hub, %s. Route %q is managed by Terraform: if this plan changes it or destroys it, the conflict goes away; "+
+				"otherwise %s (the fleet_oci_routing data source shows the conflict).", clash, o.Name, tie))
+		} else {
+			diags.AddAttributeError(path.Root(attr), summary, fmt.Sprintf("On the hub, %s. No Terraform configuration manages route %q, so this plan cannot change it: "+
+				"choose another %s for %q, or change %q on the hub (or import it).", clash, o.Name, attr, route.Name, o.Name))
+		}
+	}
+}
+
+// routeEffect warns about the clusters a change of routes moves, from before to after.
+func routeEffect(inv *inventory.Workspace, ws, change string, before, after []routing.Route) diag.Diagnostics {
+	var diags diag.Diagnostics
+	b, err := routing.Compile(before)
 	if err != nil {
-		diags.AddWarning("Route effect not checked", fmt.Sprintf("The routes of workspace %s are not valid together, so the effect of %q on clusters was not computed: %v", ws, route.Name, err))
 		return diags
 	}
-	afterReport := afterRouter.ResolveAll(inv.Clusters)
-	diags.Append(shadowWarnings(route.Name, afterRouter, afterReport)...)
-
-	if beforeRouter, err := routing.Compile(before); err == nil {
-		moves := routing.Diff(beforeRouter.ResolveAll(inv.Clusters).Clusters, afterReport.Clusters)
-		if len(moves) > 0 {
-			diags.AddWarning("Clusters change route", fmt.Sprintf("Applying route %q moves %d cluster(s) in workspace %s: %s. They pull through the new chain on their next pull; nothing is redeployed.",
-				route.Name, len(moves), ws, describeMoves(moves, 20)))
+	a, err := routing.Compile(after)
+	if err != nil {
+		diags.AddWarning("Route effect not checked", fmt.Sprintf("The routes of workspace %s would not be valid together, so the effect on clusters was not computed. %v.", ws, err))
+		return diags
+	}
+	moves := routing.Diff(b.ResolveAll(inv.Clusters).Clusters, a.ResolveAll(inv.Clusters).Clusters)
+	if len(moves) == 0 {
+		return diags
+	}
+	unrouted := 0
+	for _, m := range moves {
+		if m.To == "" {
+			unrouted++
 		}
 	}
+	detail := fmt.Sprintf("%s moves %d cluster(s) in workspace %s: %s. They pull through the new chain on their next pull; nothing is redeployed.",
+		change, len(moves), ws, describeMoves(moves, 20))
+	if unrouted > 0 {
+		detail += fmt.Sprintf(" %d of them are left with no route, and so with no registry chain.", unrouted)
+	}
+	diags.AddWarning("Clusters change route", detail)
 	return diags
 }
 

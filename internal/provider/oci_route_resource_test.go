@@ -212,7 +212,7 @@ func TestOCIRouteExpandFlatten(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			obj, diags := expandOCIRoute(ctx, &tc.plan, &tc.plan)
+			obj, diags := expandOCIRoute(ctx, hubresource.ExpandRequest[ociRouteModel]{Plan: &tc.plan, Config: &tc.plan})
 			if diags.HasError() {
 				t.Fatalf("expand: %v", diags)
 			}
@@ -223,7 +223,7 @@ func TestOCIRouteExpandFlatten(t *testing.T) {
 					sortAny(l)
 				}
 			}
-			if !reflect.DeepEqual(normalise(spec), normalise(tc.wantSpec)) {
+			if want := fullSpec(tc.wantSpec); !reflect.DeepEqual(normalise(spec), normalise(want)) {
 				t.Errorf("spec =\n  %#v\nwant\n  %#v", spec, tc.wantSpec)
 			}
 
@@ -273,7 +273,7 @@ func TestOCIRouteExpandFlattenEmptyLists(t *testing.T) {
 		"cluster_groups = []":     emptyGroups,
 	} {
 		t.Run(name, func(t *testing.T) {
-			obj, diags := expandOCIRoute(ctx, &plan, &plan)
+			obj, diags := expandOCIRoute(ctx, hubresource.ExpandRequest[ociRouteModel]{Plan: &plan, Config: &plan})
 			if diags.HasError() {
 				t.Fatalf("expand: %v", diags)
 			}
@@ -284,6 +284,30 @@ func TestOCIRouteExpandFlattenEmptyLists(t *testing.T) {
 			assertRouteModel(t, &back, &plan)
 		})
 	}
+}
+
+// fullSpec completes an expected spec with what Expand always writes: every field, empty lists and
+// maps and false included, so that server-side apply owns them all.
+func fullSpec(spec map[string]any) map[string]any {
+	out := map[string]any{"default": false, "clusterNames": []any{}, "clusterGroups": []any{}, "clusterSelectors": []any{}}
+	for k, v := range spec {
+		out[k] = v
+	}
+	for _, s := range out["clusterSelectors"].([]any) {
+		sel := s.(map[string]any)
+		if _, ok := sel["matchLabels"]; !ok {
+			sel["matchLabels"] = map[string]any{}
+		}
+		if _, ok := sel["matchExpressions"]; !ok {
+			sel["matchExpressions"] = []any{}
+		}
+		for _, e := range sel["matchExpressions"].([]any) {
+			if expr := e.(map[string]any); expr["values"] == nil {
+				expr["values"] = []any{}
+			}
+		}
+	}
+	return out
 }
 
 func sortAny(l []any) {
@@ -445,8 +469,23 @@ func TestValidateOCIRoute(t *testing.T) {
 				`route "r": cluster_selectors[0].match_expressions[0].values: operator Exists takes no values.`},
 		}},
 		{"unknown values are left to apply", edit(base, func(m *ociRouteModel) {
+			m.ClusterNames = strSet("a")
 			m.Registries = types.ListUnknown(types.StringType)
 		}), nil},
+		{"what is known is checked", edit(base, func(m *ociRouteModel) {
+			m.Default = types.BoolValue(true)
+			m.ClusterNames = types.SetValueMust(types.StringType, []attr.Value{types.StringUnknown()})
+			m.Registries = strList("a", "a")
+		}), []wantDiag{
+			{path.Root("cluster_names"), "Invalid route", `route "r": cluster_names: a default route takes no criteria: it catches every cluster no other route matches.`},
+			{path.Root("registries").AtListIndex(1), "Invalid route", `route "r": registries[1]: registry "a" is already listed at registries[0].`},
+		}},
+		{"unknown default leaves the criteria rules to apply", edit(base, func(m *ociRouteModel) {
+			m.Default = types.BoolUnknown()
+		}), nil},
+		{"cluster name that is no object name", edit(base, func(m *ociRouteModel) { m.ClusterNames = strSet("US_02") }), []wantDiag{
+			{path.Root("cluster_names"), "Invalid route", `route "r": cluster_names[0]: cluster "US_02" is not a valid name: use lowercase letters, digits and '-', at most 63 characters, starting and ending with a letter or digit.`},
+		}},
 		{"unknown registry reference is left to apply", edit(base, func(m *ociRouteModel) {
 			m.ClusterNames = strSet("a")
 			m.Registries = types.ListValueMust(types.StringType, []attr.Value{types.StringUnknown(), types.StringValue("harbor-eu")})

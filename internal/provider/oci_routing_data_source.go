@@ -21,6 +21,7 @@ type ociRoutingModel struct {
 	Workspace         types.String   `tfsdk:"workspace"`
 	Routes            []routingRoute `tfsdk:"routes"`
 	UnmatchedClusters []string       `tfsdk:"unmatched_clusters"`
+	Conflicts         []string       `tfsdk:"conflicts"`
 }
 
 type routingRoute struct {
@@ -29,12 +30,13 @@ type routingRoute struct {
 	Default  types.Bool   `tfsdk:"default"`
 	Clusters []string     `tfsdk:"clusters"`
 	Shadowed types.Bool   `tfsdk:"shadowed"`
+	Conflict types.String `tfsdk:"conflict"`
 }
 
 func (d *ociRoutingDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "The routing of a whole workspace as the hub resolves it: its routes in evaluation order with the " +
-			"clusters each one wins, which routes are shadowed, and which clusters no route matches.",
+			"clusters each one wins, which routes are shadowed, which clusters no route matches, and any conflicts between routes.",
 		Attributes: map[string]schema.Attribute{
 			"workspace": schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: "Workspace (hub namespace). Defaults to the provider's `workspace`."},
 			"routes": schema.ListNestedAttribute{
@@ -47,10 +49,15 @@ func (d *ociRoutingDataSource) Schema(_ context.Context, _ datasource.SchemaRequ
 					"clusters": schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "Clusters that resolve to this route, sorted."},
 					"shadowed": schema.BoolAttribute{Computed: true,
 						MarkdownDescription: "True when the route selects clusters but an earlier route matches every one of them first."},
+					"conflict": schema.StringAttribute{Computed: true,
+						MarkdownDescription: "The conflict the route is part of (a priority it shares, or a second default route) and how it resolves; null when none."},
 				}},
 			},
 			"unmatched_clusters": schema.ListAttribute{Computed: true, ElementType: types.StringType,
 				MarkdownDescription: "Clusters of the workspace that no route matches: they have no chain."},
+			"conflicts": schema.ListAttribute{Computed: true, ElementType: types.StringType,
+				MarkdownDescription: "Rules the workspace's routes break for now — routes sharing a priority, several default routes — and how routing " +
+					"resolves them: ties go to the route whose name sorts first. Empty when there are none."},
 		},
 	}
 }
@@ -74,10 +81,17 @@ func (d *ociRoutingDataSource) Read(ctx context.Context, req datasource.ReadRequ
 	for _, r := range rep.Routes {
 		m.Routes = append(m.Routes, routingRoute{
 			Name: types.StringValue(r.Route), Priority: types.Int64Value(r.Priority), Default: types.BoolValue(r.Default),
-			Clusters: nonNil(r.Clusters), Shadowed: types.BoolValue(shadowed[r.Route]),
+			Clusters: nonNil(r.Clusters), Shadowed: types.BoolValue(shadowed[r.Route]), Conflict: types.StringNull(),
 		})
+		if r.Conflict != "" {
+			m.Routes[len(m.Routes)-1].Conflict = types.StringValue(r.Conflict)
+		}
 	}
 	m.UnmatchedClusters = nonNil(rep.Unmatched)
+	m.Conflicts = []string{}
+	for _, c := range rep.Conflicts {
+		m.Conflicts = append(m.Conflicts, c.String())
+	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 

@@ -6,17 +6,20 @@ import (
 	"context"
 	"errors"
 	"os"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/function"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
 	"github.com/umkim/terraform-provider-fleet/internal/hubresource"
+	"github.com/umkim/terraform-provider-fleet/internal/inventory"
 )
 
 var (
@@ -52,7 +55,11 @@ type providerModel struct {
 	Exec                 []execModel  `tfsdk:"exec"`
 	Workspace            types.String `tfsdk:"workspace"`
 	FieldManager         types.String `tfsdk:"field_manager"`
+	RequestTimeout       types.String `tfsdk:"request_timeout"`
 }
+
+// defaultRequestTimeout bounds each hub request and each resource's plan-time checks.
+const defaultRequestTimeout = 30 * time.Second
 
 type execModel struct {
 	APIVersion types.String            `tfsdk:"api_version"`
@@ -112,6 +119,12 @@ func (p *fleetProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp
 				Optional:            true,
 				MarkdownDescription: "Default workspace (hub namespace) of resources that set none. Defaults to `FLEET_WORKSPACE`, then `" + DefaultWorkspace + "`.",
 			},
+			"request_timeout": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "How long one hub request, and the plan-time checks of one resource, may take, e.g. `10s`. A hub that does " +
+					"not answer in time fails the request; at plan, the checks are skipped with a warning. Defaults to `30s`.",
+				Validators: []validator.String{durationValidator{}},
+			},
 			"field_manager": schema.StringAttribute{
 				Optional:            true,
 				MarkdownDescription: "Server-side apply field manager of the provider's writes. Defaults to `" + DefaultFieldManager + "`.",
@@ -136,7 +149,14 @@ func (p *fleetProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	if resp.Diagnostics.Append(req.Config.Get(ctx, &m)...); resp.Diagnostics.HasError() {
 		return
 	}
-	env := &hubresource.Env{Workspace: stringOr(m.Workspace, "FLEET_WORKSPACE", DefaultWorkspace)}
+	env := &hubresource.Env{
+		Workspace:        stringOr(m.Workspace, "FLEET_WORKSPACE", DefaultWorkspace),
+		WorkspaceUnknown: m.Workspace.IsUnknown(),
+		CheckTimeout:     defaultRequestTimeout,
+	}
+	if !m.RequestTimeout.IsNull() && !m.RequestTimeout.IsUnknown() {
+		env.CheckTimeout, _ = time.ParseDuration(m.RequestTimeout.ValueString()) // checked by durationValidator
+	}
 	resp.ResourceData, resp.DataSourceData = env, env
 
 	if unknownConnection(m) {
@@ -169,12 +189,16 @@ func (p *fleetProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		resp.Diagnostics.AddError("Invalid hub connection settings", err.Error())
 		return
 	}
+	cfg.Timeout = env.CheckTimeout
 	client, err := hub.NewClient(cfg, stringOr(m.FieldManager, "", DefaultFieldManager))
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot create the hub client", err.Error())
 		return
 	}
 	env.Client = client
+	env.Preload = func(ctx context.Context, l hub.Lister, ws string) {
+		_, _ = inventory.Load(ctx, l, ws, client.FieldManager()) // a failure is reported by the checks that need it
+	}
 	tflog.Debug(ctx, "hub client configured", map[string]any{"host": cfg.Host, "workspace": env.Workspace})
 }
 

@@ -133,6 +133,11 @@ func (resolveRouteFunction) Run(ctx context.Context, req function.RunRequest, re
 		result["registries"] = types.ListValueMust(types.StringType, strValues(res.Registries))
 		result["matched_by"] = types.StringValue(res.MatchedBy.String())
 		result["replication_wait"] = types.StringValue(res.ReplicationWait.String())
+		for _, in := range inputs {
+			if in.Name == res.Route && in.ReplicationWait != "" {
+				result["replication_wait"] = types.StringValue(in.ReplicationWait) // as the route spells it
+			}
+		}
 	}
 	resp.Error = resp.Result.Set(ctx, types.ObjectValueMust(resolveRouteResult, result))
 }

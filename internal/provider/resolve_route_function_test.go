@@ -69,7 +69,7 @@ func TestResolveRouteFunction(t *testing.T) {
 		wantErr   string
 	}{
 		{name: "label route", routes: routes, cluster: obj(map[string]attr.Value{"name": types.StringValue("eu-01"), "labels": labelsOf("region", "eu")}),
-			wantRoute: "eu-clusters", wantChain: []string{"harbor-eu", "harbor-central"}, wantBy: "cluster_selectors[0]", wantWait: "10m0s"},
+			wantRoute: "eu-clusters", wantChain: []string{"harbor-eu", "harbor-central"}, wantBy: "cluster_selectors[0]", wantWait: "10m"},
 		{name: "group route", routes: routes, cluster: obj(map[string]attr.Value{"name": types.StringValue("store-0203"), "groups": strs("airgap-stores")}),
 			wantRoute: "air-gapped", wantChain: []string{"zot-stores"}, wantBy: "cluster_groups", wantWait: "0s"},
 		{name: "override wins by priority", routes: routes,
@@ -78,10 +78,10 @@ func TestResolveRouteFunction(t *testing.T) {
 		{name: "default catches the rest", routes: routes, cluster: obj(map[string]attr.Value{"name": types.StringValue("us-01"), "labels": labelsOf("region", "us")}),
 			wantRoute: "default", wantChain: []string{"harbor-central"}, wantBy: "default", wantWait: "0s"},
 		{name: "no route", routes: tuple(), cluster: obj(map[string]attr.Value{"name": types.StringValue("us-01")})},
-		{name: "priority tie", routes: tuple(
-			obj(map[string]attr.Value{"name": types.StringValue("a"), "priority": num(1), "cluster_names": strs("x"), "registries": strs("r")}),
-			obj(map[string]attr.Value{"name": types.StringValue("b"), "priority": num(1), "cluster_names": strs("y"), "registries": strs("r")}),
-		), cluster: obj(map[string]attr.Value{"name": types.StringValue("x")}), wantErr: `route "a": priority: 1 is also the priority of route "b"`},
+		{name: "priority tie goes to the first name, as on the hub", routes: tuple(
+			obj(map[string]attr.Value{"name": types.StringValue("b"), "priority": num(1), "cluster_names": strs("x"), "registries": strs("rb")}),
+			obj(map[string]attr.Value{"name": types.StringValue("a"), "priority": num(1), "cluster_names": strs("x"), "registries": strs("ra")}),
+		), cluster: obj(map[string]attr.Value{"name": types.StringValue("x")}), wantRoute: "a", wantChain: []string{"ra"}, wantBy: "cluster_names", wantWait: "0s"},
 		{name: "misspelt attribute", routes: tuple(obj(map[string]attr.Value{"name": types.StringValue("a"), "cluster_name": strs("x")})),
 			cluster: obj(map[string]attr.Value{"name": types.StringValue("x")}), wantErr: `unknown field "cluster_name"`},
 		{name: "bad duration", routes: tuple(obj(map[string]attr.Value{"name": types.StringValue("a"), "priority": num(1), "cluster_names": strs("x"),

@@ -3,6 +3,7 @@ package routing_test
 import (
 	"cmp"
 	"slices"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,7 +14,7 @@ import (
 
 // route starts a valid-chain route; the With helpers add criteria.
 func route(name string, priority int64) routing.Route {
-	return routing.Route{Name: name, Priority: priority, Registries: []string{"reg-" + name}}
+	return routing.Route{Name: name, Priority: priority, Registries: []string{strings.TrimSuffix("reg-"+name, "-")}}
 }
 
 func withNames(r routing.Route, names ...string) routing.Route {
@@ -65,7 +66,8 @@ func mustCompile(t testing.TB, routes ...routing.Route) *routing.Router {
 	return r
 }
 
-// reference resolves the plain way, as Fleet matches targets: every route in priority order,
+// reference resolves the plain way, as Fleet matches targets: every route in priority order
+// (ties by name),
 // its names, its groups, then each selector compiled to a labels.Selector.
 type reference struct {
 	routes []refRoute // non-default routes, ascending priority
@@ -83,7 +85,9 @@ func newReference(t testing.TB, routes []routing.Route) *reference {
 	ref := &reference{}
 	for _, r := range routes {
 		if r.Default {
-			ref.def = &r
+			if ref.def == nil || r.Name < ref.def.Name { // of several defaults, the first by name
+				ref.def = &r
+			}
 			continue
 		}
 		rr := refRoute{Route: r, names: map[string]bool{}, groups: map[string]bool{}}
@@ -108,7 +112,7 @@ func newReference(t testing.TB, routes []routing.Route) *reference {
 		}
 		ref.routes = append(ref.routes, rr)
 	}
-	slices.SortFunc(ref.routes, func(a, b refRoute) int { return cmp.Compare(a.Priority, b.Priority) })
+	slices.SortFunc(ref.routes, func(a, b refRoute) int { return cmp.Or(cmp.Compare(a.Priority, b.Priority), cmp.Compare(a.Name, b.Name)) })
 	return ref
 }
 

@@ -11,6 +11,7 @@ type Report struct {
 	Routes    []RouteClusters // every route in evaluation order: ascending priority, default last
 	Unmatched []string        // clusters no route matches, sorted
 	Shadowed  []Shadow        // routes that select clusters but win none, in evaluation order
+	Conflicts []Conflict      // shared priorities and extra default routes, and how they resolve
 }
 
 // RouteClusters lists the clusters a route wins.
@@ -19,6 +20,9 @@ type RouteClusters struct {
 	Priority int64
 	Default  bool
 	Clusters []string // sorted
+	// Conflict describes a conflict the route is part of ("" when none), e.g. a priority it
+	// shares with another route.
+	Conflict string
 }
 
 // Shadow is a route that selects clusters on this inventory, every one of which an earlier route
@@ -48,7 +52,7 @@ func (rep *Report) Resolution(cluster string) (Resolution, bool) {
 // ResolveAll resolves every cluster and reports per-route membership, unmatched clusters and
 // shadowed routes. Cluster names are expected to be unique.
 func (r *Router) ResolveAll(clusters []Cluster) *Report {
-	rep := &Report{Clusters: make([]Resolution, len(clusters))}
+	rep := &Report{Clusters: make([]Resolution, len(clusters)), Conflicts: r.conflicts}
 	for i, c := range clusters {
 		rep.Clusters[i] = r.Resolve(c)
 	}
@@ -62,6 +66,15 @@ func (r *Router) ResolveAll(clusters []Cluster) *Report {
 	if r.def != nil {
 		pos[r.def.Name] = len(rep.Routes)
 		rep.Routes = append(rep.Routes, RouteClusters{Route: r.def.Name, Priority: r.def.Priority, Default: true})
+	}
+	for _, d := range r.idle {
+		pos[d.Name] = len(rep.Routes)
+		rep.Routes = append(rep.Routes, RouteClusters{Route: d.Name, Priority: d.Priority, Default: true})
+	}
+	for _, c := range r.conflicts {
+		for _, name := range c.Routes {
+			rep.Routes[pos[name]].Conflict = c.String()
+		}
 	}
 	for _, res := range rep.Clusters {
 		if !res.Matched() {

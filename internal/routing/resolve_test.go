@@ -149,7 +149,7 @@ func TestResolveCarriesTheRoute(t *testing.T) {
 	d.Registries = []string{"harbor-central"}
 	d.ReplicationWait = time.Minute
 	router := mustCompile(t, r, d)
-	r.Registries[0] = "changed after compile"
+	r.Registries[0] = "changed-after-compile"
 
 	tests := []struct {
 		name    string

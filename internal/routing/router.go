@@ -9,8 +9,10 @@ import (
 // Router resolves clusters against a compiled, validated set of routes. It is immutable and safe
 // for concurrent use.
 type Router struct {
-	routes []*compiledRoute // non-default routes in ascending priority
-	def    *compiledRoute   // the default route, or nil
+	routes    []*compiledRoute // non-default routes in ascending priority, then name
+	def       *compiledRoute   // the default route, or nil
+	idle      []*compiledRoute // further default routes, sorted by name: they catch nothing
+	conflicts []Conflict
 	labels *labelKeys       // the label keys selectors test
 	index  index            // over routes
 }
@@ -34,25 +36,37 @@ type requirement struct {
 const longValues = 8
 
 // Compile validates routes and builds a Router. The error is Problems when validation fails.
-// Compile copies what it keeps, so routes may be modified afterwards.
+// Conflicts do not fail it: routes are ordered by priority, then name, and of several default
+// routes the one whose name sorts first is the default (see Conflicts). Compile copies what it
+// keeps, so routes may be modified afterwards.
 func Compile(routes []Route) (*Router, error) {
 	if err := Validate(routes).Err(); err != nil {
 		return nil, err
 	}
-	r := &Router{}
+	r := &Router{conflicts: Conflicts(routes)}
+	var defs []*compiledRoute
 	for _, rt := range routes {
 		c := compileRoute(rt)
 		if rt.Default {
-			r.def = c
+			defs = append(defs, c)
 		} else {
 			r.routes = append(r.routes, c)
 		}
 	}
-	slices.SortFunc(r.routes, func(a, b *compiledRoute) int { return cmp.Compare(a.Priority, b.Priority) })
+	slices.SortFunc(r.routes, func(a, b *compiledRoute) int {
+		return cmp.Or(cmp.Compare(a.Priority, b.Priority), cmp.Compare(a.Name, b.Name))
+	})
+	slices.SortFunc(defs, func(a, b *compiledRoute) int { return cmp.Compare(a.Name, b.Name) })
+	if len(defs) > 0 {
+		r.def, r.idle = defs[0], defs[1:]
+	}
 	r.labels = newLabelKeys(r.routes)
 	r.index = newIndex(r.routes, r.labels)
 	return r, nil
 }
+
+// Conflicts returns the priority and default conflicts among the routes (see Conflicts).
+func (r *Router) Conflicts() []Conflict { return r.conflicts }
 
 func compileRoute(rt Route) *compiledRoute {
 	c := &compiledRoute{Route: rt}

@@ -48,6 +48,39 @@ func (p Path) String() string {
 	return b.String()
 }
 
+// CRD renders the path as the field path of an OCIStorageRoute, for example
+// spec.clusterSelectors[0].matchLabels["region"], for conditions and controller messages.
+func (p Path) CRD() string {
+	var b strings.Builder
+	b.WriteString("spec")
+	for _, s := range p {
+		switch s := s.(type) {
+		case Attr:
+			if s == "name" && b.Len() == len("spec") {
+				return "metadata.name"
+			}
+			b.WriteByte('.')
+			b.WriteString(camel(string(s)))
+		case Index:
+			fmt.Fprintf(&b, "[%d]", int(s))
+		case Key:
+			fmt.Fprintf(&b, "[%q]", string(s))
+		}
+	}
+	return b.String()
+}
+
+// camel turns a Terraform attribute name into the CRD's field name: cluster_names → clusterNames.
+func camel(attr string) string {
+	parts := strings.Split(attr, "_")
+	for i := 1; i < len(parts); i++ {
+		if parts[i] != "" {
+			parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
+		}
+	}
+	return strings.Join(parts, "")
+}
+
 // Problem is one configuration error of a route.
 type Problem struct {
 	Route   string
@@ -81,50 +114,68 @@ func (ps Problems) Err() error {
 	return ps
 }
 
-// Validate checks every route with ValidateRoute and the rules that span routes: unique names,
-// unique priorities among non-default routes (a default route's priority has no effect) and at
-// most one default route. A problem that involves several routes is reported on each of them.
+// Validate checks every route with ValidateRoute and that route names are unique. Rules that
+// span routes and that a hub can break for a while (shared priorities, several defaults) are not
+// problems but Conflicts: routing stays well-defined while they last.
 func Validate(routes []Route) Problems {
 	var ps Problems
 	for _, r := range routes {
 		ps = append(ps, ValidateRoute(r)...)
 	}
-
 	seen := map[string]bool{}
-	byPriority := map[int64][]string{}
-	var defaults []string
 	for _, r := range routes {
 		if r.Name != "" && seen[r.Name] {
 			ps = append(ps, Problem{r.Name, Path{Attr("name")}, "more than one route has this name; route names must be unique"})
 		}
 		seen[r.Name] = true
+	}
+	return ps
+}
+
+// Conflict is a rule spanning routes that a workspace breaks: two non-default routes share a
+// priority, or several routes are the default. The tie is broken by name, so routing stays
+// deterministic: of routes with one priority the one whose name sorts first is evaluated first,
+// and of several defaults the one whose name sorts first is the default; the others catch nothing.
+type Conflict struct {
+	Field    Attr     // "priority" or "default"
+	Priority int64    // the shared priority, when Field is "priority"
+	Routes   []string // sorted by name; Routes[0] is the one that takes precedence
+}
+
+func (c Conflict) String() string {
+	if c.Field == "default" {
+		return fmt.Sprintf("%s are all the default; at most one route may be the default, so %q (first by name) is, and the others catch nothing",
+			quoteRoutes(c.Routes, "", ""), c.Routes[0])
+	}
+	return fmt.Sprintf("%s share priority %d; priorities must be unique, so %q (first by name) is evaluated first",
+		quoteRoutes(c.Routes, "", ""), c.Priority, c.Routes[0])
+}
+
+// Involves reports whether the conflict names route.
+func (c Conflict) Involves(route string) bool { return slices.Contains(c.Routes, route) }
+
+// Conflicts lists the priority and default conflicts among routes: shared priorities in
+// ascending priority, then the default conflict.
+func Conflicts(routes []Route) []Conflict {
+	byPriority := map[int64][]string{}
+	var defaults []string
+	for _, r := range routes {
 		if r.Default {
 			defaults = append(defaults, r.Name)
 		} else {
 			byPriority[r.Priority] = append(byPriority[r.Priority], r.Name)
 		}
 	}
-	for _, r := range routes {
-		if r.Default {
-			if others := without(defaults, r.Name); len(others) > 0 {
-				ps = append(ps, Problem{r.Name, Path{Attr("default")},
-					fmt.Sprintf("%s also the default; at most one route may be the default", quoteRoutes(others, "is", "are"))})
-			}
-		} else if others := without(byPriority[r.Priority], r.Name); len(others) > 0 {
-			ps = append(ps, Problem{r.Name, Path{Attr("priority")},
-				fmt.Sprintf("%d is also the priority of %s; priorities must be unique", r.Priority, quoteRoutes(others, "", ""))})
+	var out []Conflict
+	for _, p := range slices.Sorted(maps.Keys(byPriority)) {
+		if names := byPriority[p]; len(names) > 1 {
+			out = append(out, Conflict{Field: "priority", Priority: p, Routes: slices.Sorted(slices.Values(names))})
 		}
 	}
-	return ps
-}
-
-// without returns names with one occurrence of name removed.
-func without(names []string, name string) []string {
-	i := slices.Index(names, name)
-	if i < 0 {
-		return names
+	if len(defaults) > 1 {
+		out = append(out, Conflict{Field: "default", Routes: slices.Sorted(slices.Values(defaults))})
 	}
-	return slices.Delete(slices.Clone(names), i, i+1)
+	return out
 }
 
 // quoteRoutes renders `route "a"` or `routes "a", "b"`, followed by the verb for one or many.
@@ -165,15 +216,15 @@ func ValidateRoute(r Route) Problems {
 	case !hasCriteria:
 		v.add(nil, "a route that is not the default needs at least one of cluster_names, cluster_groups or cluster_selectors")
 	}
-	v.list("cluster_names", "cluster", r.ClusterNames)
-	v.list("cluster_groups", "cluster group", r.ClusterGroups)
+	v.list("cluster_names", "cluster", r.ClusterNames, dnsLabel)
+	v.list("cluster_groups", "cluster group", r.ClusterGroups, dnsSubdomain)
 	for i, s := range r.ClusterSelectors {
 		v.selector(Path{Attr("cluster_selectors"), Index(i)}, s)
 	}
 	if len(r.Registries) == 0 {
 		v.add(Path{Attr("registries")}, "must name at least one registry")
 	}
-	v.list("registries", "registry", r.Registries)
+	v.list("registries", "registry", r.Registries, dnsSubdomain)
 	if r.ReplicationWait < 0 {
 		v.add(Path{Attr("replication_wait")}, fmt.Sprintf("must not be negative, got %s", r.ReplicationWait))
 	}
@@ -189,13 +240,28 @@ func (v *routeValidator) add(p Path, msg string) {
 	v.problems = append(v.problems, Problem{v.route, p, msg})
 }
 
-// list checks that a list attribute has no empty and no repeated entries.
-func (v *routeValidator) list(attr, noun string, items []string) {
+// The two shapes of Kubernetes object names: a ManagedCluster's name is also its namespace's.
+var (
+	dnsLabel     = nameRule{validation.IsDNS1123Label, "lowercase letters, digits and '-', at most 63 characters, starting and ending with a letter or digit"}
+	dnsSubdomain = nameRule{validation.IsDNS1123Subdomain, "lowercase letters, digits, '-' and '.', at most 253 characters, starting and ending with a letter or digit"}
+)
+
+type nameRule struct {
+	check func(string) []string
+	shape string
+}
+
+// list checks that a list attribute has no empty, malformed or repeated entries.
+func (v *routeValidator) list(attr, noun string, items []string, name nameRule) {
 	first := map[string]int{}
 	for i, it := range items {
 		p := Path{Attr(attr), Index(i)}
 		if it == "" {
 			v.add(p, "must not be empty")
+			continue
+		}
+		if len(name.check(it)) > 0 {
+			v.add(p, fmt.Sprintf("%s %q is not a valid name: use %s", noun, it, name.shape))
 			continue
 		}
 		if j, dup := first[it]; dup {

@@ -2,6 +2,7 @@ package routing_test
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -104,45 +105,20 @@ func TestValidateRoute(t *testing.T) {
 func TestValidate(t *testing.T) {
 	a := withNames(route("a", 10), "x")
 	b := withNames(route("b", 10), "y")
-	c := withNames(route("c", 10), "z")
 	tests := []struct {
 		name   string
 		routes []routing.Route
 		want   []string // Problem.Error()
 	}{
 		{"no routes", nil, nil},
-		{"distinct priorities", []routing.Route{a, withNames(route("b", 11), "y")}, nil},
-		{"priority tie names both routes", []routing.Route{a, b}, []string{
-			`route "a": priority: 10 is also the priority of route "b"; priorities must be unique`,
-			`route "b": priority: 10 is also the priority of route "a"; priorities must be unique`,
-		}},
-		{"three-way tie", []routing.Route{a, b, c}, []string{
-			`route "a": priority: 10 is also the priority of routes "b", "c"; priorities must be unique`,
-			`route "b": priority: 10 is also the priority of routes "a", "c"; priorities must be unique`,
-			`route "c": priority: 10 is also the priority of routes "a", "b"; priorities must be unique`,
-		}},
-		{"default may share a priority", []routing.Route{a, asDefault(route("d", 10))}, nil},
-		{"two defaults", []routing.Route{asDefault(route("d1", 0)), asDefault(route("d2", 1))}, []string{
-			`route "d1": default: route "d2" is also the default; at most one route may be the default`,
-			`route "d2": default: route "d1" is also the default; at most one route may be the default`,
-		}},
-		{"three defaults", []routing.Route{asDefault(route("d1", 0)), asDefault(route("d2", 1)), asDefault(route("d3", 2))}, []string{
-			`route "d1": default: routes "d2", "d3" are also the default; at most one route may be the default`,
-			`route "d2": default: routes "d1", "d3" are also the default; at most one route may be the default`,
-			`route "d3": default: routes "d1", "d2" are also the default; at most one route may be the default`,
-		}},
+		{"a shared priority is a conflict, not a problem", []routing.Route{a, b}, nil},
+		{"two defaults are a conflict, not a problem", []routing.Route{asDefault(route("d1", 0)), asDefault(route("d2", 1))}, nil},
 		{"duplicate route name", []routing.Route{a, withNames(route("a", 11), "y")}, []string{
 			`route "a": name: more than one route has this name; route names must be unique`,
 		}},
-		{"duplicate name and priority", []routing.Route{a, a}, []string{
-			`route "a": name: more than one route has this name; route names must be unique`,
-			`route "a": priority: 10 is also the priority of route "a"; priorities must be unique`,
-			`route "a": priority: 10 is also the priority of route "a"; priorities must be unique`,
-		}},
-		{"per-route problems come first", []routing.Route{withNames(route("e", 1)), a, b}, []string{
+		{"per-route problems come first", []routing.Route{withNames(route("e", 1)), a, a}, []string{
 			`route "e": a route that is not the default needs at least one of cluster_names, cluster_groups or cluster_selectors`,
-			`route "a": priority: 10 is also the priority of route "b"; priorities must be unique`,
-			`route "b": priority: 10 is also the priority of route "a"; priorities must be unique`,
+			`route "a": name: more than one route has this name; route names must be unique`,
 		}},
 	}
 	for _, tt := range tests {
@@ -156,6 +132,84 @@ func TestValidate(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestConflicts(t *testing.T) {
+	a := withNames(route("a", 10), "x")
+	b := withNames(route("b", 10), "y")
+	c := withNames(route("c", 10), "z")
+	tests := []struct {
+		name   string
+		routes []routing.Route
+		want   []string // Conflict.String()
+	}{
+		{"distinct priorities", []routing.Route{a, withNames(route("b", 11), "y")}, nil},
+		{"priority tie, in any input order", []routing.Route{b, a}, []string{
+			`routes "a", "b" share priority 10; priorities must be unique, so "a" (first by name) is evaluated first`,
+		}},
+		{"three-way tie", []routing.Route{c, a, b}, []string{
+			`routes "a", "b", "c" share priority 10; priorities must be unique, so "a" (first by name) is evaluated first`,
+		}},
+		{"default may share a priority", []routing.Route{a, asDefault(route("d", 10))}, nil},
+		{"two defaults", []routing.Route{asDefault(route("d2", 0)), asDefault(route("d1", 1))}, []string{
+			`routes "d1", "d2" are all the default; at most one route may be the default, so "d1" (first by name) is, and the others catch nothing`,
+		}},
+		{"ties in ascending priority, then defaults", []routing.Route{
+			withNames(route("z", 20), "q"), withNames(route("y", 20), "r"), b, a, asDefault(route("d2", 0)), asDefault(route("d1", 1)),
+		}, []string{
+			`routes "a", "b" share priority 10; priorities must be unique, so "a" (first by name) is evaluated first`,
+			`routes "y", "z" share priority 20; priorities must be unique, so "y" (first by name) is evaluated first`,
+			`routes "d1", "d2" are all the default; at most one route may be the default, so "d1" (first by name) is, and the others catch nothing`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, c := range routing.Conflicts(tt.routes) {
+				got = append(got, c.String())
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("Conflicts =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
+
+// While a conflict lasts, every cluster still has exactly one route, whatever order the routes
+// are given in: ties go to the name that sorts first.
+func TestConflictsResolveByName(t *testing.T) {
+	a := withNames(route("a", 10), "c1")
+	b := withNames(route("b", 10), "c1", "c2")
+	d1, d2 := asDefault(route("d1", 0)), asDefault(route("d2", 0))
+	clusters := []routing.Cluster{cluster("c1", nil), cluster("c2", nil), cluster("c3", nil)}
+	for _, order := range [][]routing.Route{{a, b, d1, d2}, {d2, b, d1, a}} {
+		rep := mustCompile(t, order...).ResolveAll(clusters)
+		var got []string
+		for _, r := range rep.Clusters {
+			got = append(got, r.Cluster+"="+r.Route)
+		}
+		if want := []string{"c1=a", "c2=b", "c3=d1"}; !slices.Equal(got, want) {
+			t.Fatalf("order %v: resolutions %v, want %v", routeNames(order), got, want)
+		}
+		var routes []string
+		for _, r := range rep.Routes {
+			routes = append(routes, fmt.Sprintf("%s:%v:%t", r.Route, r.Clusters, r.Conflict != ""))
+		}
+		if want := []string{"a:[c1]:true", "b:[c2]:true", "d1:[c3]:true", "d2:[]:true"}; !slices.Equal(routes, want) {
+			t.Fatalf("order %v: report routes %v, want %v", routeNames(order), routes, want)
+		}
+		if len(rep.Conflicts) != 2 {
+			t.Fatalf("report conflicts = %v, want the priority and the default conflict", rep.Conflicts)
+		}
+	}
+}
+
+func routeNames(routes []routing.Route) []string {
+	var out []string
+	for _, r := range routes {
+		out = append(out, r.Name)
+	}
+	return out
 }
 
 func TestCompileReturnsProblems(t *testing.T) {
@@ -186,6 +240,8 @@ func TestProblemPath(t *testing.T) {
 		{"expression value", withSelectors(route("r", 1), sel(nil, req("k", routing.In, "ok", "no t"))),
 			routing.Path{routing.Attr("cluster_selectors"), routing.Index(0), routing.Attr("match_expressions"), routing.Index(0), routing.Attr("values"), routing.Index(1)},
 			"cluster_selectors[0].match_expressions[0].values[1]"},
+		{"cluster name that is no object name", withNames(route("r", 1), "US_02"),
+			routing.Path{routing.Attr("cluster_names"), routing.Index(0)}, "cluster_names[0]"},
 		{"chain entry", func() routing.Route { r := withNames(route("r", 1), "c"); r.Registries = []string{"a", "a"}; return r }(),
 			routing.Path{routing.Attr("registries"), routing.Index(1)}, "registries[1]"},
 	}
@@ -195,6 +251,16 @@ func TestProblemPath(t *testing.T) {
 			if len(ps) != 1 || !reflect.DeepEqual(ps[0].Path, tt.steps) || ps[0].Path.String() != tt.text {
 				t.Fatalf("problems = %v, want one at %s", ps, tt.text)
 			}
+			if got, want := ps[0].Path.CRD(), crdPath(tt.text); got != want {
+				t.Fatalf("CRD path = %s, want %s", got, want)
+			}
 		})
 	}
+}
+
+// crdPath is the OCIStorageRoute field path of a Terraform path, spelled out for the tests above.
+func crdPath(tf string) string {
+	r := strings.NewReplacer("cluster_selectors", "clusterSelectors", "match_labels", "matchLabels",
+		"match_expressions", "matchExpressions", "cluster_names", "clusterNames", "registries", "registries")
+	return "spec." + r.Replace(tf)
 }
