@@ -1,7 +1,8 @@
 // Command demohub prepares and shows the local hub for make demo.
 //
-//	demohub seed  adds sample edge clusters: OCM ManagedClusters with region labels, two
-//	              ManagedClusterSets (edge, airgap-stores) and their bindings to the workspace
+//	demohub seed  adds the sample fleet of internal/demoseed: OCM ManagedClusters with region
+//	              labels, their ManagedClusterSets (edge, airgap-stores) and the sets' bindings
+//	              to the workspace; objects that exist already are left as they are
 //	demohub show  prints the workspace's fleet objects: OCI registries (credential values
 //	              redacted) and OCI storage routes
 package main
@@ -27,26 +28,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
-	"github.com/umkim/terraform-provider-fleet/internal/inventory"
+	"github.com/umkim/terraform-provider-fleet/internal/demoseed"
+	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
 )
 
-// sampleClusters are the demo's edge sites: name → cluster set and labels.
-var sampleClusters = []struct {
-	name, set string
-	labels    map[string]string
-}{
-	{"eu-01", "edge", map[string]string{"region": "eu"}},
-	{"eu-02", "edge", map[string]string{"region": "eu"}},
-	{"eu-staging-01", "edge", map[string]string{"region": "eu", "tier": "staging"}},
-	{"us-01", "edge", map[string]string{"region": "us"}},
-	{"store-0201", "airgap-stores", map[string]string{"region": "apac"}},
-	{"store-0203", "airgap-stores", map[string]string{"region": "apac"}},
-}
-
 func main() {
 	kubeconfig := flag.String("hub", os.Getenv("KUBECONFIG"), "kubeconfig of the hub")
-	workspace := flag.String("workspace", "fleet-default", "workspace (namespace)")
+	workspace := flag.String("workspace", demoseed.Workspace, "workspace (namespace)")
 	flag.Parse()
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	if err != nil {
@@ -72,18 +61,18 @@ func main() {
 
 func seed(ctx context.Context, c client.Client, ws string) error {
 	objs := []client.Object{}
-	for _, set := range []string{"edge", "airgap-stores"} {
+	for _, set := range demoseed.Sets {
 		objs = append(objs,
 			&clusterv1beta2.ManagedClusterSet{ObjectMeta: metav1.ObjectMeta{Name: set}},
 			&clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Name: set, Namespace: ws},
 				Spec: clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: set}})
 	}
-	for _, sc := range sampleClusters {
-		labels := map[string]string{clusterv1beta2.ClusterSetLabel: sc.set}
-		for k, v := range sc.labels {
+	for _, sc := range demoseed.Clusters {
+		labels := map[string]string{clusterv1beta2.ClusterSetLabel: sc.Set}
+		for k, v := range sc.Labels {
 			labels[k] = v
 		}
-		objs = append(objs, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: sc.name, Labels: labels},
+		objs = append(objs, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: sc.Name, Labels: labels},
 			Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true}})
 	}
 	for _, o := range objs {
@@ -91,7 +80,12 @@ func seed(ctx context.Context, c client.Client, ws string) error {
 			return fmt.Errorf("creating %T %s: %w", o, o.GetName(), err)
 		}
 	}
-	fmt.Printf("seeded %d ManagedClusters in sets edge and airgap-stores, both bound to %s\n", len(sampleClusters), ws)
+	names := make([]string, len(demoseed.Clusters))
+	for i, sc := range demoseed.Clusters {
+		names[i] = sc.Name
+	}
+	fmt.Printf("seeded %d ManagedClusters (%s) in sets %s, each bound to workspace %s\n",
+		len(names), strings.Join(names, ", "), strings.Join(demoseed.Sets, " and "), ws)
 	return nil
 }
 
@@ -108,7 +102,7 @@ func show(ctx context.Context, c client.Client, ws string) error {
 	}
 	fmt.Fprintln(out, "OCI REGISTRY (Secret)\tROLE\tDATA")
 	for _, s := range secrets.Items {
-		if s.Type != inventory.RegistrySecretType {
+		if s.Type != registrysecret.Type {
 			continue
 		}
 		var fields []string
@@ -123,7 +117,7 @@ func show(ctx context.Context, c client.Client, ws string) error {
 			}
 		}
 		sort.Strings(fields)
-		fmt.Fprintf(out, "%s\t%s\t%s\n", s.Name, s.Labels[inventory.RegistryRoleLabel], strings.Join(fields, " "))
+		fmt.Fprintf(out, "%s\t%s\t%s\n", s.Name, s.Labels[registrysecret.RoleLabel], strings.Join(fields, " "))
 	}
 
 	var routes unstructured.UnstructuredList

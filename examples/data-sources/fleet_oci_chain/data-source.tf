@@ -1,6 +1,6 @@
-# Where does edge-store-0203 pull from, and why?
+# Where does store-0203 pull from, and why?
 data "fleet_oci_chain" "store" {
-  cluster = "edge-store-0203"
+  cluster = "store-0203"
 }
 
 output "store_chain" {

@@ -1,4 +1,5 @@
-# The whole workspace: which clusters each route wins, shadowed routes, unrouted clusters.
+# The whole workspace: which clusters each route wins, shadowed routes, unrouted clusters and
+# conflicts between routes.
 data "fleet_oci_routing" "this" {
   workspace = "fleet-default"
 }
@@ -11,5 +12,14 @@ check "every_cluster_routed" {
   assert {
     condition     = length(data.fleet_oci_routing.this.unmatched_clusters) == 0
     error_message = "Clusters without a registry chain: ${join(", ", data.fleet_oci_routing.this.unmatched_clusters)}"
+  }
+}
+
+# Routes that share a priority, or several default routes: routing stays well-defined (ties go to
+# the route whose name sorts first), but a route may not win what its configuration meant it to.
+check "no_route_conflicts" {
+  assert {
+    condition     = length(data.fleet_oci_routing.this.conflicts) == 0
+    error_message = "Routes in conflict: ${join("; ", data.fleet_oci_routing.this.conflicts)}"
   }
 }
