@@ -12,6 +12,8 @@ export KUBE_CONFIG_PATH=$root/.hub/kubeconfig
 go run ./hack/demohub -hub "$KUBE_CONFIG_PATH" seed
 
 # Use the provider from bin/ instead of a registry download (OpenTofu and Terraform addresses).
+# There is no `tofu init`: the provider is not published, so init would fail looking it up in the
+# registry, while plan and apply start it from bin/ under dev_overrides.
 work=$root/.hub/demo
 mkdir -p "$work"
 cp examples/quickstart/*.tf "$work/"

@@ -15,6 +15,7 @@ usage() {
   cat <<USAGE
 local hub ready at $1
   export KUBECONFIG=$PWD/$hub/kubeconfig KUBE_CONFIG_PATH=$PWD/$hub/kubeconfig
+  sample clusters of the demo: go run ./hack/demohub -hub $hub/kubeconfig seed
   log: $hub/hub.log   stop: make hub-down
 USAGE
 }
