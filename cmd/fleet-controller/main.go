@@ -15,6 +15,10 @@ type command struct {
 	run     func(args []string, stdout, stderr io.Writer) int
 }
 
+// version is set at build time with -ldflags "-X main.version=<version>"; it is sent in the
+// User-Agent of every request to a registry.
+var version = "dev"
+
 var commands = map[string]command{
 	"pull": {summary: "pull an OCI artifact through a registry chain with failover", run: runPull},
 }

@@ -2,10 +2,15 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/umkim/terraform-provider-fleet/internal/puller"
@@ -82,5 +87,77 @@ func TestPullFailureNeverPrintsCredentials(t *testing.T) {
 	}
 	if out := stdout.String() + stderr.String(); strings.Contains(out, "s3cret") {
 		t.Errorf("output leaks the password: %s", out)
+	}
+}
+
+// emptyRegistry is a registry that has nothing: it answers 404 to every request, and records the
+// User-Agent of each.
+func emptyRegistry(t *testing.T) (addr string, userAgents func() []string) {
+	t.Helper()
+	var (
+		mu  sync.Mutex
+		got []string
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.UserAgent())
+		mu.Unlock()
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://"), func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(got)
+	}
+}
+
+func TestPullNotFoundAdvice(t *testing.T) {
+	addr, _ := emptyRegistry(t)
+	const (
+		replication = "NotFound (the artifact has not been replicated to this registry within the replication wait)"
+		push        = "NotFound (the artifact is not in the source registry: push it (tag 1.0 of apps/web))"
+	)
+	tests := []struct {
+		name, roleA, roleB string
+		wantA, wantB       string
+	}{
+		{name: "no roles: the last registry is the source", wantA: replication, wantB: push},
+		{name: "role source first", roleA: "source", roleB: "mirror", wantA: push, wantB: replication},
+		{name: "mirrors only", roleA: "mirror", roleB: "mirror", wantA: replication, wantB: replication},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var chain strings.Builder
+			chain.WriteString("registries:\n")
+			for _, r := range []struct{ name, role string }{{"eu", tt.roleA}, {"central", tt.roleB}} {
+				fmt.Fprintf(&chain, "  - name: %s\n    reference: %s\n    basicHTTP: true\n", r.name, addr)
+				if r.role != "" {
+					fmt.Fprintf(&chain, "    role: %s\n", r.role)
+				}
+			}
+			var stdout, stderr bytes.Buffer
+			code := run([]string{"pull", "--chain", writeChain(t, chain.String()), "--artifact", "apps/web:1.0", "--dest", t.TempDir()}, &stdout, &stderr)
+			if code != 1 {
+				t.Fatalf("exit %d, want 1; stderr %s", code, stderr.String())
+			}
+			for _, want := range []string{"; eu: " + tt.wantA + ": ", "; central: " + tt.wantB + ": "} {
+				if !strings.Contains(stderr.String(), want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+				}
+			}
+		})
+	}
+}
+
+func TestPullSendsVersionInUserAgent(t *testing.T) {
+	addr, userAgents := emptyRegistry(t)
+	defer func(v string) { version = v }(version)
+	version = "1.2.3"
+	chain := writeChain(t, "registries:\n  - name: r\n    reference: "+addr+"\n    basicHTTP: true\n")
+	var stdout, stderr bytes.Buffer
+	run([]string{"pull", "--chain", chain, "--artifact", "apps/web:1.0", "--dest", t.TempDir()}, &stdout, &stderr)
+	if got, want := userAgents(), []string{"fleet-controller/1.2.3"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("requests carried User-Agent %q, want %q", got, want)
 	}
 }

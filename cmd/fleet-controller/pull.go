@@ -32,9 +32,10 @@ func runPull(args []string, stdout, stderr io.Writer) int {
 		dest      = fs.String("dest", "", "`directory` holding the OCI image layout to pull into")
 		wait      = fs.Duration("replication-wait", 0, "how long a registry may lack the artifact before the next one is tried, e.g. 2m")
 		progress  = fs.Bool("progress", false, "draw a progress bar even when stderr is not a terminal")
+		attempt   = fs.Duration("attempt-timeout", puller.DefaultAttemptTimeout, "how long one attempt at a registry, downloads included, may take before the next registry is tried; negative for no limit")
 	)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: fleet-controller pull --chain <file> --artifact <repo>@<digest>|<repo>:<tag> --dest <dir> [--replication-wait 2m]")
+		fmt.Fprintln(stderr, "usage: fleet-controller pull --chain <file> --artifact <repo>@<digest>|<repo>:<tag> --dest <dir> [--replication-wait 2m] [--attempt-timeout 10m]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -57,6 +58,8 @@ func runPull(args []string, stdout, stderr io.Writer) int {
 
 	opts := puller.Options{
 		ReplicationWait: *wait,
+		AttemptTimeout:  *attempt,
+		UserAgent:       "fleet-controller/" + version,
 		OnAttempt: func(at puller.Attempt) {
 			if at.Class != "" {
 				fmt.Fprintf(stderr, "fleet-controller pull: %s: %s: %v\n", at.Registry, at.Class, at.Err)

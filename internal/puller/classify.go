@@ -17,14 +17,21 @@ import (
 	"oras.land/oras-go/v2/registry/remote/errcode"
 )
 
-// Classify returns the failure class of an error from one attempt at a registry, and false when
-// the error is not the registry's doing (a cancelled context, a destination that cannot be
-// written). A registry that answers in a way no other class covers is Unreachable.
-func Classify(err error) (Class, bool) {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+// Classify returns the failure class of an error from one attempt at a registry made with ctx,
+// and false when the error is not the registry's doing: ctx, the caller's context, was cancelled
+// or passed its deadline, or the destination cannot be written. A registry that answers in a way
+// no other class covers is Unreachable.
+//
+// Only ctx tells the caller's cancellation from a registry's: a timeout of the attempt itself (the
+// dial, the wait for response headers, the attempt timeout) also wraps context.DeadlineExceeded,
+// and is the registry's failure, Unreachable, as long as ctx is alive.
+func Classify(ctx context.Context, err error) (Class, bool) {
+	if err == nil || ctx.Err() != nil {
 		return "", false
 	}
 	switch {
+	case errors.Is(err, errAttemptTimeout):
+		return Unreachable, true
 	case errors.Is(err, content.ErrMismatchedDigest), errors.Is(err, content.ErrTrailingData),
 		errors.Is(err, errIntegrity),
 		isHeaderMismatch(err):
@@ -47,6 +54,7 @@ func Classify(err error) (Class, bool) {
 	if isTLS(err) || errors.Is(err, errPlainHTTPToTLS) {
 		return TLS, true
 	}
+	// Timeouts are net.Errors, context.DeadlineExceeded included.
 	var netErr net.Error
 	if errors.As(err, &netErr) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 		return Unreachable, true

@@ -7,6 +7,10 @@
 // replication wait has passed since its first NotFound. Content is addressed by digest and
 // verified before it is committed to the destination, which is what makes failover safe.
 //
+// Every attempt is bounded: the dial, the wait for each response's headers and the whole attempt
+// have timeouts (see Options), so a registry that never answers costs one attempt and fails as
+// Unreachable. Only the caller's own context ending aborts a pull.
+//
 // Step makes one attempt and never sleeps, for reconcilers; Pull loops over Step.
 package puller
 
@@ -39,6 +43,16 @@ import (
 // errIntegrity marks a registry answer that contradicts the digest asked for.
 var errIntegrity = errors.New("content does not match its digest")
 
+// errAttemptTimeout marks an attempt cut short by Options.AttemptTimeout.
+var errAttemptTimeout = errors.New("the attempt took longer than the attempt timeout")
+
+// Default timeouts of one attempt; see Options.
+const (
+	DefaultDialTimeout           = 10 * time.Second
+	DefaultResponseHeaderTimeout = time.Minute
+	DefaultAttemptTimeout        = 10 * time.Minute
+)
+
 // Options tune a Puller; the zero value of each field is a sensible default.
 type Options struct {
 	// ReplicationWait is how long a registry may answer NotFound before the puller moves on.
@@ -54,6 +68,34 @@ type Options struct {
 	// OnRead, if set, is called with n = 0 when a blob or manifest starts downloading and with the
 	// number of bytes read as they arrive, for progress reports.
 	OnRead func(desc ocispec.Descriptor, n int)
+
+	// DialTimeout bounds connecting to a registry; default DefaultDialTimeout (10s).
+	DialTimeout time.Duration
+	// ResponseHeaderTimeout bounds the wait for the headers of each response once a request is
+	// sent, so that a registry that accepts connections and then says nothing fails as
+	// Unreachable; default DefaultResponseHeaderTimeout (1m).
+	ResponseHeaderTimeout time.Duration
+	// AttemptTimeout bounds one whole attempt at a registry, downloads included, so that a
+	// registry that stalls mid-download fails as Unreachable too; default DefaultAttemptTimeout
+	// (10m). Raise it for artifacts that take longer than that to download.
+	//
+	// For the three timeouts, a negative value means no limit.
+	AttemptTimeout time.Duration
+
+	// UserAgent is sent with every request; default "fleet-controller". Give the version, as in
+	// "fleet-controller/1.2.3".
+	UserAgent string
+}
+
+// timeout returns d, or def when d is zero; a negative d, no limit, becomes zero.
+func timeout(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
 }
 
 // Puller pulls artifacts through one chain into one destination. It is safe for concurrent use.
@@ -68,6 +110,8 @@ type target struct {
 	Registry
 	host, namespace string
 	client          *auth.Client
+	// source is set for the chain's source registry, where content is pushed, not replicated.
+	source bool
 }
 
 // New returns a Puller for chain that stores content as an OCI image layout in the directory
@@ -83,8 +127,18 @@ func New(chain []Registry, dest string, opts Options) (*Puller, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 3
 	}
+	opts.DialTimeout = timeout(opts.DialTimeout, DefaultDialTimeout)
+	opts.ResponseHeaderTimeout = timeout(opts.ResponseHeaderTimeout, DefaultResponseHeaderTimeout)
+	opts.AttemptTimeout = timeout(opts.AttemptTimeout, DefaultAttemptTimeout)
+	if opts.UserAgent == "" {
+		opts.UserAgent = "fleet-controller"
+	}
 	p := &Puller{opts: opts}
 	seen := map[string]bool{}
+	roles := false
+	for _, r := range chain {
+		roles = roles || r.Role != ""
+	}
 	for i, r := range chain {
 		if r.Name == "" {
 			return nil, fmt.Errorf("registry %d of the chain has no name; name every registry", i+1)
@@ -93,10 +147,14 @@ func New(chain []Registry, dest string, opts Options) (*Puller, error) {
 			return nil, fmt.Errorf("registry %q appears twice in the chain; give each entry its own name", r.Name)
 		}
 		seen[r.Name] = true
-		t, err := newTarget(r)
+		if r.Role != "" && r.Role != RoleSource && r.Role != RoleMirror {
+			return nil, fmt.Errorf("registry %q has role %q; want %q or %q", r.Name, r.Role, RoleSource, RoleMirror)
+		}
+		t, err := newTarget(r, opts)
 		if err != nil {
 			return nil, err
 		}
+		t.source = r.Role == RoleSource || !roles && i == len(chain)-1
 		p.chain = append(p.chain, t)
 	}
 	store, err := oci.New(dest)
@@ -107,7 +165,7 @@ func New(chain []Registry, dest string, opts Options) (*Puller, error) {
 	return p, nil
 }
 
-func newTarget(r Registry) (target, error) {
+func newTarget(r Registry, opts Options) (target, error) {
 	ref, err := registryref.Parse(r.Reference)
 	if err != nil {
 		return target{}, fmt.Errorf("registry %q: %w", r.Name, err)
@@ -126,8 +184,8 @@ func newTarget(r Registry) (target, error) {
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.TLSClientConfig = tlsConfig
-	transport.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
-	transport.ResponseHeaderTimeout = time.Minute
+	transport.DialContext = (&net.Dialer{Timeout: opts.DialTimeout, KeepAlive: 30 * time.Second}).DialContext
+	transport.ResponseHeaderTimeout = opts.ResponseHeaderTimeout
 	transport.MaxIdleConnsPerHost = 16
 	var roundTripper http.RoundTripper = transport
 	if r.BasicHTTP {
@@ -145,7 +203,7 @@ func newTarget(r Registry) (target, error) {
 		client: &auth.Client{
 			// No retrying client: a failed request moves to the next registry at once.
 			Client:     &http.Client{Transport: roundTripper},
-			Header:     http.Header{"User-Agent": {"fleet-controller"}},
+			Header:     http.Header{"User-Agent": {opts.UserAgent}},
 			Cache:      auth.NewCache(),
 			Credential: auth.StaticCredential(host, cred),
 		},
@@ -243,9 +301,9 @@ func (p *Puller) Step(ctx context.Context, a Artifact, c Cursor) (Cursor, time.D
 	next.Status.Attempts++
 
 	start := p.opts.Clock.Now()
-	dgst, err := p.attempt(ctx, t, a, c.Digest)
+	dgst, err := p.attemptWithTimeout(ctx, t, a, c.Digest)
 	now := p.opts.Clock.Now()
-	class, ours := Classify(err)
+	class, ours := Classify(ctx, err)
 	if p.opts.OnAttempt != nil {
 		p.opts.OnAttempt(Attempt{Registry: t.Name, Class: class, Err: err, Start: start, End: now})
 	}
@@ -294,7 +352,8 @@ func (p *Puller) Pull(ctx context.Context, a Artifact) (Status, error) {
 			return c.Status, err
 		}
 		if next.Index > c.Index {
-			failures = append(failures, Failure{Registry: next.Status.Registry, Class: next.Status.Reason, Message: next.Status.Message})
+			failures = append(failures, Failure{Registry: next.Status.Registry, Class: next.Status.Reason, Message: next.Status.Message,
+				Source: p.chain[c.Index].source})
 		}
 		c = next
 		if c.Done {
@@ -320,6 +379,21 @@ func (p *Puller) Resolve(ctx context.Context, a Artifact) (ocispec.Descriptor, e
 
 // layoutRef is the name a pulled manifest is tagged with in the destination layout.
 func layoutRef(a Artifact) string { return a.String() }
+
+// attemptWithTimeout is attempt bounded by Options.AttemptTimeout. An attempt cut short by it
+// fails with errAttemptTimeout, whatever error the cut caused.
+func (p *Puller) attemptWithTimeout(ctx context.Context, t target, a Artifact, known digest.Digest) (digest.Digest, error) {
+	if p.opts.AttemptTimeout <= 0 {
+		return p.attempt(ctx, t, a, known)
+	}
+	actx, cancel := context.WithTimeoutCause(ctx, p.opts.AttemptTimeout, errAttemptTimeout)
+	defer cancel()
+	dgst, err := p.attempt(actx, t, a, known)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(actx), errAttemptTimeout) {
+		err = fmt.Errorf("%w of %s: %w", errAttemptTimeout, p.opts.AttemptTimeout, err)
+	}
+	return dgst, err
+}
 
 // attempt pulls a from t once. It returns the artifact's digest, resolved from the tag unless
 // known, also when the copy then fails.

@@ -8,13 +8,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -70,27 +74,75 @@ func TestBackoffDelay(t *testing.T) {
 
 func TestClassify(t *testing.T) {
 	resp := func(code int) error { return &errcode.ErrorResponse{Method: "GET", URL: &url.URL{}, StatusCode: code} }
+	live := context.Background()
+	cancelled, cancel := context.WithCancel(live)
+	cancel()
+	expired, cancel := context.WithDeadline(live, time.Unix(0, 0))
+	defer cancel()
+	headerTimeout := &url.Error{Op: "Head", URL: "http://r/v2/a/manifests/1.0", Err: httpResponseHeaderTimeout(t)}
+	dialTimeout := &url.Error{Op: "Head", URL: "http://r/v2/a/manifests/1.0", Err: &net.OpError{Op: "dial", Net: "tcp", Err: dialTimeoutErr(t)}}
 	tests := []struct {
+		ctx   context.Context
 		err   error
 		class Class
 		ours  bool
 	}{
-		{resp(401), Unauthorized, true},
-		{resp(403), Unauthorized, true},
-		{fmt.Errorf("x: %w", errdef.ErrNotFound), NotFound, true},
-		{resp(500), Unreachable, true},
-		{&net.OpError{Op: "dial", Err: errors.New("connection refused")}, Unreachable, true},
-		{fmt.Errorf("tls: %w", x509.UnknownAuthorityError{}), TLS, true},
-		{fmt.Errorf("ingest: %w", content.ErrMismatchedDigest), IntegrityMismatch, true},
-		{errors.New(`GET "http://r/v2/a/blobs/sha256:1": mismatch Content-Length`), IntegrityMismatch, true},
-		{fmt.Errorf("pull: %w", context.Canceled), "", false},
-		{&oras.CopyError{Op: "Push", Origin: oras.CopyErrorOriginDestination, Err: &fs.PathError{Op: "write", Err: errors.New("no space left on device")}}, "", false},
+		{nil, resp(401), Unauthorized, true},
+		{nil, resp(403), Unauthorized, true},
+		{nil, fmt.Errorf("x: %w", errdef.ErrNotFound), NotFound, true},
+		{nil, resp(500), Unreachable, true},
+		{nil, &net.OpError{Op: "dial", Err: errors.New("connection refused")}, Unreachable, true},
+		{nil, fmt.Errorf("tls: %w", x509.UnknownAuthorityError{}), TLS, true},
+		{nil, fmt.Errorf("ingest: %w", content.ErrMismatchedDigest), IntegrityMismatch, true},
+		{nil, errors.New(`GET "http://r/v2/a/blobs/sha256:1": mismatch Content-Length`), IntegrityMismatch, true},
+		{nil, &oras.CopyError{Op: "Push", Origin: oras.CopyErrorOriginDestination, Err: &fs.PathError{Op: "write", Err: errors.New("no space left on device")}}, "", false},
+		// The caller's context decides whether a timeout or a cancellation is the caller's.
+		{cancelled, fmt.Errorf("pull: %w", context.Canceled), "", false},
+		{expired, fmt.Errorf("pull: %w", context.DeadlineExceeded), "", false},
+		{cancelled, headerTimeout, "", false},
+		{expired, resp(500), "", false},
+		{live, headerTimeout, Unreachable, true},
+		{live, dialTimeout, Unreachable, true},
+		{live, fmt.Errorf("blob: %w", context.DeadlineExceeded), Unreachable, true},
+		{live, fmt.Errorf("%w of 1s: %w", errAttemptTimeout, &oras.CopyError{Op: "Push", Origin: oras.CopyErrorOriginDestination, Err: io.ErrClosedPipe}), Unreachable, true},
 	}
 	for _, tt := range tests {
-		if class, ours := Classify(tt.err); class != tt.class || ours != tt.ours {
-			t.Errorf("Classify(%v) = %q, %v; want %q, %v", tt.err, class, ours, tt.class, tt.ours)
+		ctx := tt.ctx
+		if ctx == nil {
+			ctx = live
+		}
+		if class, ours := Classify(ctx, tt.err); class != tt.class || ours != tt.ours {
+			t.Errorf("Classify(ctx with Err() %v, %v) = %q, %v; want %q, %v", ctx.Err(), tt.err, class, ours, tt.class, tt.ours)
 		}
 	}
+}
+
+// httpResponseHeaderTimeout returns net/http's own error for a response whose headers do not
+// come within Transport.ResponseHeaderTimeout, from a server that accepts and never answers.
+func httpResponseHeaderTimeout(t *testing.T) error {
+	t.Helper()
+	addr := hungRegistry(t, nil)
+	client := &http.Client{Transport: &http.Transport{ResponseHeaderTimeout: time.Millisecond}}
+	resp, err := client.Get("http://" + addr + "/v2/")
+	if err == nil {
+		resp.Body.Close()
+		t.Fatal("a server that never answers answered")
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("net/http's header timeout %v no longer wraps context.DeadlineExceeded: the test of Classify needs another example", err)
+	}
+	return errors.Unwrap(err)
+}
+
+// dialTimeoutErr returns net's own error for a dial that timed out.
+func dialTimeoutErr(t *testing.T) error {
+	t.Helper()
+	_, err := (&net.Dialer{Timeout: time.Nanosecond}).Dial("tcp", blackholedAddr(t))
+	var opErr *net.OpError
+	if !errors.As(err, &opErr) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("dial to a blackholed address = %v, want a *net.OpError wrapping context.DeadlineExceeded", err)
+	}
+	return opErr.Err
 }
 
 func TestSecretsNeverFormat(t *testing.T) {
@@ -114,13 +166,23 @@ type pullCase struct {
 
 func newPullCase(t *testing.T, wait time.Duration, chain ...Registry) *pullCase {
 	t.Helper()
+	return newPullCaseWith(t, wait, nil, chain...)
+}
+
+// newPullCaseWith is newPullCase with options changed by tune.
+func newPullCaseWith(t *testing.T, wait time.Duration, tune func(*Options), chain ...Registry) *pullCase {
+	t.Helper()
 	pc := &pullCase{chain: chain, wait: wait, clock: newFakeClock(), dest: t.TempDir()}
-	p, err := New(chain, pc.dest, Options{
+	opts := Options{
 		ReplicationWait: wait,
 		Backoff:         Backoff{Initial: time.Second, Max: 8 * time.Second, Jitter: func() float64 { return 0.5 }},
 		Clock:           pc.clock,
 		OnAttempt:       func(a Attempt) { pc.attempts = append(pc.attempts, a) },
-	})
+	}
+	if tune != nil {
+		tune(&opts)
+	}
+	p, err := New(chain, pc.dest, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,6 +357,194 @@ func TestPullFailsOverInOrder(t *testing.T) {
 	}
 	if want := (Status{State: Failed, Reason: Unauthorized, Registry: "locked", Attempts: 1}); !reflect.DeepEqual(stripMessage(t, st), want) {
 		t.Errorf("status = %+v, want %+v", st, want)
+	}
+}
+
+// TestPullFailsOverFromHungRegistry: a registry that never answers costs one bounded attempt,
+// classed Unreachable, and the pull goes on to the next registry.
+func TestPullFailsOverFromHungRegistry(t *testing.T) {
+	good := startRegistry(t, regOptions{})
+	src, art := buildArtifact(t, []byte("chart"), []byte("values"))
+	push(t, src, art, good.repo(t, "apps/web"), "1.0")
+	a := Artifact{Repository: "apps/web", Tag: "1.0"}
+
+	tests := []struct {
+		name    string
+		hung    Registry
+		tune    func(*Options)
+		wantErr func(error) bool
+	}{
+		{
+			name: "accepts the connection and never sends headers",
+			hung: Registry{Name: "hung", Reference: hungRegistry(t, nil), BasicHTTP: true},
+			tune: func(o *Options) { o.ResponseHeaderTimeout = time.Second },
+			wantErr: func(err error) bool {
+				return errors.Is(err, context.DeadlineExceeded) && strings.Contains(err.Error(), "timeout awaiting response headers")
+			},
+		},
+		{
+			name: "dial never completes",
+			hung: Registry{Name: "hung", Reference: blackholedAddr(t), BasicHTTP: true},
+			tune: func(o *Options) { o.DialTimeout = time.Second },
+			wantErr: func(err error) bool {
+				// Go reports a dial timeout as net's timeout error, which wraps
+				// context.DeadlineExceeded, or as os.ErrDeadlineExceeded, depending on which of the
+				// dialer's deadline and its context fires first.
+				var opErr *net.OpError
+				return errors.As(err, &opErr) && opErr.Op == "dial" && opErr.Timeout()
+			},
+		},
+		{
+			name: "sends headers and never the body",
+			hung: Registry{Name: "hung", Reference: stallingProxy(t, good), BasicHTTP: true},
+			tune: func(o *Options) { o.AttemptTimeout = 2 * time.Second },
+			wantErr: func(err error) bool {
+				return errors.Is(err, errAttemptTimeout) && strings.Contains(err.Error(), "attempt timeout of 2s")
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pc := newPullCaseWith(t, time.Hour, tt.tune, tt.hung, good.entry("good"))
+			st, err := pc.p.Pull(context.Background(), a)
+			if err != nil {
+				t.Fatalf("Pull = %v; want the artifact from good", err)
+			}
+			if want := []string{"hung:Unreachable", "good:"}; !reflect.DeepEqual(pc.tried(), want) {
+				t.Fatalf("tried %v, want %v", pc.tried(), want)
+			}
+			if err := pc.attempts[0].Err; !tt.wantErr(err) {
+				t.Errorf("the attempt at hung failed with %v; want the timeout that bounds it", err)
+			}
+			if want := pulled("good", 1, pc.clock.Now()); !reflect.DeepEqual(st, want) {
+				t.Errorf("status = %+v, want %+v", st, want)
+			}
+			if len(pc.clock.waits) != 0 {
+				t.Errorf("failover waited %v, want no wait", pc.clock.waits)
+			}
+			assertPulled(t, pc, a, art)
+			if left, _ := filepath.Glob(filepath.Join(pc.dest, "ingest", "*")); len(left) > 0 {
+				t.Errorf("partial downloads left behind: %v", left)
+			}
+		})
+	}
+}
+
+// TestPullAbortsWhenCallerGivesUp: the caller's own context ending during an attempt at a hung
+// registry aborts the pull, with the context's error; it is not a registry failure to fail over
+// from.
+func TestPullAbortsWhenCallerGivesUp(t *testing.T) {
+	good := startRegistry(t, regOptions{})
+	src, art := buildArtifact(t, []byte("chart"))
+	push(t, src, art, good.repo(t, "apps/web"), "1.0")
+	a := Artifact{Repository: "apps/web", Tag: "1.0"}
+
+	t.Run("cancelled", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		hung := Registry{Name: "hung", Reference: hungRegistry(t, cancel), BasicHTTP: true}
+		assertAborted(t, ctx, a, hung, good.entry("good"), context.Canceled)
+	})
+	t.Run("past its deadline", func(t *testing.T) {
+		// The puller's own timeouts are the defaults, far longer than the caller's deadline.
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		hung := Registry{Name: "hung", Reference: hungRegistry(t, nil), BasicHTTP: true}
+		assertAborted(t, ctx, a, hung, good.entry("good"), context.DeadlineExceeded)
+	})
+}
+
+func assertAborted(t *testing.T, ctx context.Context, a Artifact, hung, good Registry, want error) {
+	t.Helper()
+	pc := newPullCase(t, time.Hour, hung, good)
+	st, err := pc.p.Pull(ctx, a)
+	var pullErr *Error
+	if !errors.Is(err, want) || errors.As(err, &pullErr) {
+		t.Errorf("Pull error = %v; want %v, not a failure of the chain", err, want)
+	}
+	if !reflect.DeepEqual(st, Status{}) {
+		t.Errorf("status = %+v; want the zero status, as before the aborted attempt", st)
+	}
+	if want := []string{"hung:"}; !reflect.DeepEqual(pc.tried(), want) {
+		t.Errorf("tried %v, want %v: the aborted attempt has no class and good is never asked", pc.tried(), want)
+	}
+	c, _, err := pc.p.Step(ctx, a, Cursor{})
+	if !errors.Is(err, want) || !reflect.DeepEqual(c, Cursor{}) {
+		t.Errorf("Step after the caller gave up = %+v, %v; want the cursor unchanged and %v", c, err, want)
+	}
+}
+
+// TestPullNotFoundHints: NotFound at a mirror says replication is behind; at the source, where
+// content is pushed, it says to push it.
+func TestPullNotFoundHints(t *testing.T) {
+	reg := startRegistry(t, regOptions{})
+	const (
+		replication = "NotFound (the artifact has not been replicated to this registry within the replication wait)"
+		pushTag     = "NotFound (the artifact is not in the source registry: push it (tag 1.0 of apps/web))"
+	)
+	d := digest.FromString("never pushed")
+	tests := []struct {
+		name       string
+		roles      []string // of the chain [a, b]
+		artifact   Artifact
+		wantA      string
+		wantB      string
+		wantSource []bool
+	}{
+		{name: "no roles: the last registry is the source", roles: []string{"", ""}, artifact: Artifact{Repository: "apps/web", Tag: "1.0"},
+			wantA: "a: " + replication, wantB: "b: " + pushTag, wantSource: []bool{false, true}},
+		{name: "roles given", roles: []string{RoleSource, RoleMirror}, artifact: Artifact{Repository: "apps/web", Tag: "1.0"},
+			wantA: "a: " + pushTag, wantB: "b: " + replication, wantSource: []bool{true, false}},
+		{name: "mirrors only", roles: []string{RoleMirror, RoleMirror}, artifact: Artifact{Repository: "apps/web", Tag: "1.0"},
+			wantA: "a: " + replication, wantB: "b: " + replication, wantSource: []bool{false, false}},
+		{name: "by digest", roles: []string{"", ""}, artifact: Artifact{Repository: "apps/web", Digest: d},
+			wantA: "a: " + replication, wantB: "b: NotFound (the artifact is not in the source registry: push it (digest " + d.String() + " of apps/web))",
+			wantSource: []bool{false, true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ra, rb := reg.entry("a"), reg.entry("b")
+			ra.Role, rb.Role = tt.roles[0], tt.roles[1]
+			pc := newPullCase(t, 0, ra, rb)
+			_, err := pc.p.Pull(context.Background(), tt.artifact)
+			var pullErr *Error
+			if !errors.As(err, &pullErr) {
+				t.Fatalf("Pull error = %v, want an *Error", err)
+			}
+			var source []bool
+			for _, f := range pullErr.Failures {
+				source = append(source, f.Source)
+			}
+			if !reflect.DeepEqual(source, tt.wantSource) {
+				t.Errorf("failures' Source = %v, want %v", source, tt.wantSource)
+			}
+			for _, want := range []string{"; " + tt.wantA + ": ", "; " + tt.wantB + ": "} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q lacks %q", err, want)
+				}
+			}
+		})
+	}
+}
+
+// TestPullSendsUserAgent: every request carries Options.UserAgent, "fleet-controller" by default.
+func TestPullSendsUserAgent(t *testing.T) {
+	for _, tt := range []struct{ set, want string }{{"fleet-controller/1.2.3", "fleet-controller/1.2.3"}, {"", "fleet-controller"}} {
+		var got []string
+		var mu sync.Mutex
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			got = append(got, r.UserAgent())
+			mu.Unlock()
+			http.NotFound(w, r)
+		}))
+		pc := newPullCaseWith(t, 0, func(o *Options) { o.UserAgent = tt.set },
+			Registry{Name: "r", Reference: strings.TrimPrefix(srv.URL, "http://"), BasicHTTP: true})
+		_, _ = pc.p.Pull(context.Background(), Artifact{Repository: "apps/web", Tag: "1.0"})
+		srv.Close()
+		if want := []string{tt.want}; !reflect.DeepEqual(got, want) {
+			t.Errorf("UserAgent %q: requests carried %q, want %q", tt.set, got, want)
+		}
 	}
 }
 
@@ -500,6 +750,7 @@ func TestNewRejectsBadChains(t *testing.T) {
 		{[]Registry{{Reference: "r.example"}}, "no name"},
 		{[]Registry{{Name: "a", Reference: "https://r.example"}}, `registry "a": reference "https://r.example" has a scheme (https://)`},
 		{[]Registry{{Name: "a", Reference: "r.example", CACerts: "not pem"}}, "no PEM certificate"},
+		{[]Registry{{Name: "a", Reference: "r.example", Role: "primary"}}, `registry "a" has role "primary"; want "source" or "mirror"`},
 	}
 	for _, tt := range tests {
 		if _, err := New(tt.chain, t.TempDir(), Options{}); err == nil || !strings.Contains(err.Error(), tt.want) {

@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -367,4 +368,100 @@ func (c *fakeClock) After(d time.Duration) <-chan time.Time {
 	ch := make(chan time.Time, 1)
 	ch <- now
 	return ch
+}
+
+// hungRegistry returns the address of a server that accepts connections and never writes a byte:
+// requests to it wait for response headers that never come. onAccept, if set, runs on each
+// accepted connection.
+func hungRegistry(tb testing.TB, onAccept func()) string {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+	)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			if onAccept != nil {
+				onAccept()
+			}
+		}
+	}()
+	tb.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return l.Addr().String()
+}
+
+// blackholedAddr returns a 127.0.0.1 address where a TCP dial never completes: a socket that
+// listens with a backlog of 0 and never accepts, its accept queue filled by the connections
+// made here. Linux then drops every further SYN, and a dialer retransmits its SYN until its own
+// timeout, as with a firewall that drops packets. (Loopback cannot lose packets otherwise; this
+// is a real dial, without a hook in the puller.)
+func blackholedAddr(tb testing.TB) string {
+	tb.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		tb.Fatal(err)
+	}
+	if err := syscall.Listen(fd, 0); err != nil {
+		tb.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port)
+	// Dial until a dial does not complete: from then on the queue is full.
+	for range 8 {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err != nil {
+			var netErr net.Error
+			if !errors.As(err, &netErr) || !netErr.Timeout() {
+				tb.Fatalf("filling the accept queue of %s: %v", addr, err)
+			}
+			return addr
+		}
+		tb.Cleanup(func() { c.Close() })
+	}
+	tb.Fatalf("dials to %s keep completing with a backlog of 0: this kernel does not drop SYNs on a full accept queue", addr)
+	return ""
+}
+
+// stallingProxy serves r's manifests, and answers every blob request with 200 and headers, then
+// never sends the body: a registry that stalls mid-download.
+func stallingProxy(tb testing.TB, r *testRegistry) string {
+	tb.Helper()
+	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: r.Addr})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method != http.MethodGet || !strings.Contains(req.URL.Path, "/blobs/") {
+			proxy.ServeHTTP(w, req)
+			return
+		}
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		<-req.Context().Done()
+	}))
+	tb.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
 }

@@ -27,7 +27,17 @@ type Registry struct {
 	InsecureSkipTLS bool `json:"insecureSkipTLS,omitempty"`
 	// BasicHTTP talks plain HTTP instead of HTTPS.
 	BasicHTTP bool `json:"basicHTTP,omitempty"`
+	// Role is RoleSource for the registry Fleet pushes to, or RoleMirror for one that content is
+	// replicated to. When no registry of the chain has a role, the last one is taken for the
+	// source. It changes what errors advise, not how the registry is pulled from.
+	Role string `json:"role,omitempty"`
 }
+
+// Registry roles, as fleet_oci_registry's role.
+const (
+	RoleSource = "source"
+	RoleMirror = "mirror"
+)
 
 // credentials returns the agent credentials when set, else the push credentials, as Fleet's
 // agent does.
@@ -152,15 +162,35 @@ type Failure struct {
 	Registry string
 	Class    Class
 	Message  string
+	// Source is set when the registry is the chain's source, where content is pushed rather
+	// than replicated to.
+	Source bool
 }
 
 func (e *Error) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "pull %s: every registry in the chain failed", e.Artifact)
 	for _, f := range e.Failures {
-		fmt.Fprintf(&b, "; %s: %s (%s): %s", f.Registry, f.Class, f.Class.hint(), f.Message)
+		fmt.Fprintf(&b, "; %s: %s (%s): %s", f.Registry, f.Class, f.hint(e.Artifact), f.Message)
 	}
 	return b.String()
+}
+
+// hint says what a person can do about a failure of the pull of a.
+func (f Failure) hint(a Artifact) string {
+	if f.Class == NotFound && f.Source {
+		// Nothing replicates to a source: the artifact was never pushed there, or was deleted.
+		return fmt.Sprintf("the artifact is not in the source registry: push it (%s)", a.pushHint())
+	}
+	return f.Class.hint()
+}
+
+// pushHint names what to push for a: its tag, or its digest.
+func (a Artifact) pushHint() string {
+	if a.Digest != "" {
+		return "digest " + a.Digest.String() + " of " + a.Repository
+	}
+	return "tag " + a.Tag + " of " + a.Repository
 }
 
 // hint says what a person can do about a failure class.
