@@ -26,6 +26,9 @@ type Settings struct {
 	ClientKey            string
 	Insecure             bool
 	Exec                 *ExecSettings
+	// UserAgent is sent with every request to the hub, "terraform-provider-fleet/<version>";
+	// default "terraform-provider-fleet".
+	UserAgent string
 }
 
 // ExecSettings run a credential plugin, as kubeconfig's users[].user.exec does.
@@ -88,7 +91,10 @@ func (s Settings) RESTConfig() (*rest.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hub client configuration: %w", err)
 	}
-	cfg.UserAgent = "terraform-provider-fleet"
+	cfg.UserAgent = s.UserAgent
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = "terraform-provider-fleet"
+	}
 	cfg.QPS, cfg.Burst = 50, 100
 	return cfg, nil
 }

@@ -75,6 +75,18 @@ func TestSettingsRESTConfig(t *testing.T) {
 	}
 }
 
+func TestSettingsUserAgent(t *testing.T) {
+	for set, want := range map[string]string{"terraform-provider-fleet/1.2.3": "terraform-provider-fleet/1.2.3", "": "terraform-provider-fleet"} {
+		cfg, err := Settings{Host: "https://h:6443", Token: "t", UserAgent: set}.RESTConfig()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.UserAgent != want {
+			t.Errorf("UserAgent %q: rest.Config.UserAgent = %q, want %q", set, cfg.UserAgent, want)
+		}
+	}
+}
+
 func TestExpandHome(t *testing.T) {
 	home, _ := os.UserHomeDir()
 	for in, want := range map[string]string{"~/.kube/config": filepath.Join(home, ".kube/config"), "/abs/path": "/abs/path", "rel/~x": "rel/~x"} {
