@@ -10,6 +10,8 @@ import (
 // ManagedClusterSet in clusterGroups, or it matches any of clusterSelectors. Routes of a workspace
 // are evaluated in ascending priority and the first match wins; the default route catches every
 // cluster no other route matched.
+//
+// +kubebuilder:validation:XValidation:rule="!(has(self.default) && self.default) || ((!has(self.clusterNames) || size(self.clusterNames) == 0) && (!has(self.clusterGroups) || size(self.clusterGroups) == 0) && (!has(self.clusterSelectors) || size(self.clusterSelectors) == 0))",message="a default route catches the clusters no other route matched: it may not set clusterNames, clusterGroups or clusterSelectors"
 type OCIStorageRouteSpec struct {
 	// Priority orders the routes of a workspace: lower is evaluated first. Two routes of one
 	// workspace may not share a priority.
@@ -21,14 +23,20 @@ type OCIStorageRouteSpec struct {
 	// +optional
 	Default bool `json:"default,omitempty"`
 
-	// ClusterNames selects OCM ManagedClusters by name.
+	// ClusterNames selects OCM ManagedClusters by name. The list is atomic: whoever applies it
+	// owns all of it.
 	// +optional
-	// +listType=set
+	// +listType=atomic
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	ClusterNames []string `json:"clusterNames,omitempty"`
 
-	// ClusterGroups selects the members of these OCM ManagedClusterSets.
+	// ClusterGroups selects the members of these OCM ManagedClusterSets, by name. The list is
+	// atomic: whoever applies it owns all of it.
 	// +optional
-	// +listType=set
+	// +listType=atomic
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	ClusterGroups []string `json:"clusterGroups,omitempty"`
 
 	// ClusterSelectors selects clusters by label; a cluster matching any selector matches the
@@ -41,15 +49,23 @@ type OCIStorageRouteSpec struct {
 	// order. Auth, TLS, connection and integrity failures move to the next registry at once.
 	// +kubebuilder:validation:MinItems=1
 	// +listType=atomic
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Registries []string `json:"registries"`
 
 	// ReplicationWait is how long an agent keeps retrying a registry that does not have an
-	// artifact yet (replication is behind) before it moves on to the next one.
+	// artifact yet (replication is behind) before it moves on to the next one. It is a Go duration
+	// of zero or more, such as "0s", "90s", "10m", "1h30m" or "1.5h"; units are h, m, s, ms, us
+	// (or µs) and ns, so a day is "24h", and no minus sign is accepted.
 	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^\+?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$`
 	ReplicationWait *metav1.Duration `json:"replicationWait,omitempty"`
 }
 
-// OCIStorageRouteStatus is the route's effect as resolved by the fleet-controller.
+// OCIStorageRouteStatus is reserved for the route's effect on the workspace's clusters. It is to be
+// filled in by the fleet-controller's hub mode, which is planned but not written yet: no
+// controller writes it today, so it stays empty.
 type OCIStorageRouteStatus struct {
 	// ObservedGeneration is the generation of the spec this status describes.
 	// +optional
@@ -59,8 +75,8 @@ type OCIStorageRouteStatus struct {
 	// +optional
 	MatchedClusters []string `json:"matchedClusters,omitempty"`
 
-	// Conditions: Ready, and Shadowed when every cluster the route selects is matched first by an
-	// earlier route.
+	// Conditions are to be Ready, and Shadowed when every cluster the route selects is matched
+	// first by an earlier route.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -1,0 +1,160 @@
+package v1alpha1_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
+	"github.com/umkim/terraform-provider-fleet/internal/testbed"
+)
+
+// TestRouteValidationOnHub installs the generated CRD on a real kube-apiserver and checks that
+// the schema's pattern, item and CEL rules reject what they should and accept what they should.
+func TestRouteValidationOnHub(t *testing.T) {
+	h, err := testbed.Start(t.Context(), testbed.Options{})
+	if errors.Is(err, testbed.ErrBinariesMissing) && os.Getenv(testbed.EnvRequire) != "1" {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := h.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	ctx := t.Context()
+	cs, err := kubernetes.NewForConfig(h.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ns = "ws"
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dyn, err := dynamic.NewForConfig(h.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes := dyn.Resource(v1alpha1.GroupVersion.WithResource("ocistorageroutes")).Namespace(ns)
+
+	n := 0
+	route := func(spec map[string]any) *unstructured.Unstructured {
+		n++
+		full := map[string]any{"priority": int64(n), "registries": []any{"primary"}}
+		for k, v := range spec {
+			full[k] = v
+		}
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": v1alpha1.GroupVersion.String(), "kind": "OCIStorageRoute",
+			"metadata": map[string]any{"name": fmt.Sprintf("r%d", n), "namespace": ns},
+			"spec":     full,
+		}}
+	}
+	accept := func(t *testing.T, spec map[string]any) *unstructured.Unstructured {
+		t.Helper()
+		got, err := routes.Create(ctx, route(spec), metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("create with spec %v: %v", spec, err)
+		}
+		return got
+	}
+	reject := func(t *testing.T, spec map[string]any, wantInMessage ...string) {
+		t.Helper()
+		_, err := routes.Create(ctx, route(spec), metav1.CreateOptions{})
+		if !apierrors.IsInvalid(err) {
+			t.Fatalf("create with spec %v: error %v, want Invalid", spec, err)
+		}
+		for _, w := range wantInMessage {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("create with spec %v: error %q does not mention %q", spec, err, w)
+			}
+		}
+	}
+
+	t.Run("replicationWait", func(t *testing.T) {
+		for in, want := range map[string]time.Duration{
+			"10m": 10 * time.Minute, "0": 0, "0s": 0, "1h30m": 90 * time.Minute, "1.5h": 90 * time.Minute,
+			"300ms": 300 * time.Millisecond, "90s": 90 * time.Second, "2µs": 2 * time.Microsecond,
+		} {
+			got := accept(t, map[string]any{"replicationWait": in})
+			if s, _, _ := unstructured.NestedString(got.Object, "spec", "replicationWait"); s != in {
+				t.Errorf("replicationWait %q read back as %q", in, s)
+			}
+			// Every reader decodes it into a metav1.Duration.
+			data, err := got.MarshalJSON()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var typed v1alpha1.OCIStorageRoute
+			if err := json.Unmarshal(data, &typed); err != nil {
+				t.Fatalf("replicationWait %q: the typed route does not decode: %v", in, err)
+			}
+			if typed.Spec.ReplicationWait == nil || typed.Spec.ReplicationWait.Duration != want {
+				t.Errorf("replicationWait %q decodes to %v, want %v", in, typed.Spec.ReplicationWait, want)
+			}
+		}
+		for _, in := range []string{"1d", "-5m", "10", "abc", "", "1h ", "-0s"} {
+			reject(t, map[string]any{"replicationWait": in}, "spec.replicationWait")
+		}
+	})
+
+	t.Run("default route names no clusters", func(t *testing.T) {
+		const msg = "a default route catches the clusters no other route matched"
+		reject(t, map[string]any{"default": true, "clusterNames": []any{"edge-1"}}, msg)
+		reject(t, map[string]any{"default": true, "clusterGroups": []any{"berlin"}}, msg)
+		reject(t, map[string]any{"default": true, "clusterSelectors": []any{map[string]any{}}}, msg)
+		accept(t, map[string]any{"default": true})
+		accept(t, map[string]any{"default": true, "clusterNames": []any{}})
+		accept(t, map[string]any{"default": false, "clusterNames": []any{"edge-1"}})
+		accept(t, map[string]any{"clusterNames": []any{"edge-1"}, "clusterGroups": []any{"berlin"},
+			"clusterSelectors": []any{map[string]any{"matchLabels": map[string]any{"site": "berlin"}}}})
+	})
+
+	t.Run("names", func(t *testing.T) {
+		accept(t, map[string]any{"clusterNames": []any{"edge-1", "berlin.edge-2"}, "clusterGroups": []any{"eu"},
+			"registries": []any{"harbor", "zot.mirror"}})
+		reject(t, map[string]any{"clusterNames": []any{"edge-1", "Edge_2"}}, "spec.clusterNames[1]")
+		reject(t, map[string]any{"clusterGroups": []any{"eu-"}}, "spec.clusterGroups[0]")
+		reject(t, map[string]any{"registries": []any{"harbor/fleet"}}, "spec.registries[0]")
+		reject(t, map[string]any{"clusterNames": []any{strings.Repeat("a", 254)}}, "spec.clusterNames[0]")
+	})
+
+	// The provider applies with force as its field manager; an element someone else added must
+	// not survive that apply, or the route never converges to the configuration.
+	t.Run("provider's apply replaces lists another manager extended", func(t *testing.T) {
+		const provider = "terraform-provider-fleet"
+		obj := route(map[string]any{"clusterNames": []any{"a", "b"}, "clusterGroups": []any{"eu"}})
+		name := obj.GetName()
+		if _, err := routes.Apply(ctx, name, obj, metav1.ApplyOptions{FieldManager: provider, Force: true}); err != nil {
+			t.Fatal(err)
+		}
+		patch := `{"spec":{"clusterNames":["a","b","c"],"clusterGroups":["eu","us"]}}`
+		if _, err := routes.Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "kubectl-patch"}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := routes.Apply(ctx, name, obj, metav1.ApplyOptions{FieldManager: provider, Force: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for field, want := range map[string][]string{"clusterNames": {"a", "b"}, "clusterGroups": {"eu"}} {
+			if s, _, _ := unstructured.NestedStringSlice(got.Object, "spec", field); !slices.Equal(s, want) {
+				t.Errorf("after the provider's second apply spec.%s = %v, want %v", field, s, want)
+			}
+		}
+	})
+}
