@@ -109,7 +109,9 @@ func (l lister) List(ctx context.Context, k Kind, namespace, selector string) ([
 	return items, l.c.explain(err)
 }
 
-func (l lister) Memo(key string, build func() (any, error)) (any, error) { return l.cache.memo(key, build) }
+func (l lister) Memo(key string, build func() (any, error)) (any, error) {
+	return l.cache.memo(key, build)
+}
 
 // Get reads one object; a missing object is reported with apierrors.IsNotFound.
 func (c *Client) Get(ctx context.Context, k Kind, namespace, name string) (*unstructured.Unstructured, error) {

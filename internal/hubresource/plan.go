@@ -63,20 +63,24 @@ func (c *claims) claim(kind, workspace, name string) bool {
 }
 
 // checkNew checks an object this plan creates: no other resource of the configuration may create
-// it too, and the hub must not have it already.
-func (r *Resource[M, P]) checkNew(ctx context.Context, l hub.Lister, ws, name string, diags *diag.Diagnostics) {
+// it too, and the hub must not have it already. It returns false when the hub did not answer, and
+// says so: the other checks are then skipped.
+func (r *Resource[M, P]) checkNew(ctx context.Context, l hub.Lister, ws, name string, diags *diag.Diagnostics) bool {
 	id := ws + "/" + name
 	if !r.env.claims.claim(r.kind.Object.Kind, ws, name) {
 		diags.AddAttributeError(path.Root("name"), "Duplicate "+r.kind.Object.Kind,
 			fmt.Sprintf("Two resources of this configuration create %s %s: they would overwrite each other on the hub. "+
 				"Give each its own name (or workspace).", r.kind.Object.Kind, id))
-		return
+		return true
 	}
 	items, err := l.List(ctx, r.kind.Object, ws, "")
 	if err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("the hub did not answer within %s (the provider's request_timeout); plan again when it does", r.env.CheckTimeout)
+		}
 		diags.AddWarning("Hub checks skipped", fmt.Sprintf("Could not list the %ss of workspace %s, so an existing %s %s would not be noticed: %v",
 			r.kind.Object.Kind, ws, r.kind.Object.Kind, id, err))
-		return
+		return false
 	}
 	for i := range items {
 		if items[i].GetName() != name {
@@ -91,8 +95,9 @@ func (r *Resource[M, P]) checkNew(ctx context.Context, l hub.Lister, ws, name st
 			diags.AddAttributeError(path.Root("name"), r.kind.Object.Kind+" already exists",
 				fmt.Sprintf("%s %s is already on the hub, and no Terraform configuration manages it. To manage it with Terraform, %s", r.kind.Object.Kind, id, imp))
 		}
-		return
+		break
 	}
+	return true
 }
 
 // importHint says how to import an object, for both CLIs and as an import block.

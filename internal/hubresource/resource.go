@@ -234,8 +234,8 @@ func (r *Resource[M, P]) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 	defer cancel()
 	l := r.env.Client.AtStart()
 	r.preload(ctx, ws)
-	if isNew {
-		r.checkNew(ctx, l, ws, name, &resp.Diagnostics)
+	if isNew && !r.checkNew(ctx, l, ws, name, &resp.Diagnostics) {
+		return
 	}
 	if r.kind.CheckPlan != nil && !resp.Diagnostics.HasError() {
 		resp.Diagnostics.Append(r.kind.CheckPlan(ctx, PlanCheck[M]{Env: r.env, Hub: l, Workspace: ws, Plan: plan, Prior: prior, Replace: replace})...)

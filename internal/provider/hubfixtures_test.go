@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 
+	"github.com/umkim/terraform-provider-fleet/internal/hub"
 	"github.com/umkim/terraform-provider-fleet/internal/inventory"
 )
 
@@ -139,6 +140,17 @@ func (f *hubFixtures) Route(name string, spec map[string]any) {
 	f.create(routesGVR, map[string]any{
 		"apiVersion": routesGVR.GroupVersion().String(), "kind": inventory.RouteKind.Kind,
 		"metadata": map[string]any{"name": name, "namespace": f.ws},
+		"spec":     spec,
+	})
+}
+
+// ManagedRoute creates an OCIStorageRoute as a Terraform configuration would have: labelled
+// with the provider's field manager.
+func (f *hubFixtures) ManagedRoute(name string, spec map[string]any) {
+	f.t.Helper()
+	f.create(routesGVR, map[string]any{
+		"apiVersion": routesGVR.GroupVersion().String(), "kind": inventory.RouteKind.Kind,
+		"metadata": map[string]any{"name": name, "namespace": f.ws, "labels": map[string]any{hub.ManagedByLabel: DefaultFieldManager}},
 		"spec":     spec,
 	})
 }

@@ -102,4 +102,3 @@ func notInWorkspace(cluster string, inv *inventory.Workspace) string {
 	return fmt.Sprintf("Cluster %q is not a member of the ManagedClusterSets bound to workspace %s (%s). Check the cluster's name, or add it to one of those sets.",
 		cluster, inv.Name, strings.Join(inv.Groups, ", "))
 }
-

@@ -68,7 +68,7 @@ var ociRegistryKeys = []struct {
 // credential is a write-only password and the version that says when to send it.
 type credential struct {
 	key, attr, versionAttr, userAttr string
-	value, version, user           func(*ociRegistryModel) attr.Value
+	value, version, user             func(*ociRegistryModel) attr.Value
 }
 
 var ociRegistryCredentials = []credential{

@@ -223,7 +223,12 @@ func TestAccOCIRegistry_invalidInputWritesNothing(t *testing.T) {
   ca_certs  = "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"`, expectError(`is a "PRIVATE KEY", not a CERTIFICATE`)},
 		{"password without user", `role = "mirror"
   reference = "harbor.example.com"
-  password_wo = "x"`, expectError("password_wo is set but username is not")},
+  password_wo = "x"
+  password_wo_version = 1`, expectError("password_wo is set but username is not")},
+		{"password without version", `role = "mirror"
+  reference = "harbor.example.com"
+  username = "u"
+  password_wo = "x"`, expectError("Missing password_wo_version", "set password_wo_version = 1 with it")},
 		{"name", `role = "mirror"
   reference = "harbor.example.com"`, expectError(`"Bad_Name" is not a valid Kubernetes name`)},
 	}
@@ -238,9 +243,11 @@ func TestAccOCIRegistry_invalidInputWritesNothing(t *testing.T) {
 	steps = append(steps,
 		resource.TestStep{Config: source},
 		resource.TestStep{
-			// A second source in the workspace is refused at plan time, naming the existing one.
+			// A second source is refused at plan time when no Terraform configuration manages the
+			// first (here made with kubectl), naming it.
+			PreConfig:   func() { newHubFixtures(t, ws).Registry("kubectl-source", "source", "harbor.example.com/kubectl") },
 			Config:      source + registryConfig(ws, "second", `role = "source"`+"\n  reference = \"zot.example.com\""),
-			ExpectError: expectError("Second source registry", `already has the source registry "central"`),
+			ExpectError: expectError("Second source registry", `already has the source registry "kubectl-source", which no Terraform configuration manages`),
 		},
 		resource.TestStep{
 			Config: source,
@@ -249,12 +256,12 @@ func TestAccOCIRegistry_invalidInputWritesNothing(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				if len(list.Items) != 1 || list.Items[0].Name != "central" {
+				if len(list.Items) != 2 || list.Items[0].Name != "central" || list.Items[1].Name != "kubectl-source" {
 					names := []string{}
 					for _, s := range list.Items {
 						names = append(names, s.Name)
 					}
-					return fmt.Errorf("workspace holds Secrets %v, want only central: invalid input wrote to the hub", names)
+					return fmt.Errorf("workspace holds Secrets %v, want only central and kubectl-source: invalid input wrote to the hub", names)
 				}
 				return nil
 			},
@@ -278,7 +285,7 @@ resource "fleet_oci_registry" "r" {
   role      = "mirror"
   reference = "harbor.example.com"
 }`,
-			ExpectError: expectError("hub unreachable at https://127.0.0.1:1", "check the provider's host or config_path"),
+			ExpectError: expectError("hub unreachable at https://127.0.0.1:1", "check the hub's address and credentials"),
 		}, {
 			Config: `
 provider "fleet" {

@@ -151,7 +151,9 @@ func TestOCIRegistryValidateCredentialVersions(t *testing.T) {
 		edit    func(*ociRegistryModel)
 		summary string // "" = valid
 	}{
-		{"both", func(m *ociRegistryModel) { m.PasswordWO, m.PasswordWOVersion = types.StringValue("p"), types.Int64Value(1) }, ""},
+		{"both", func(m *ociRegistryModel) {
+			m.PasswordWO, m.PasswordWOVersion = types.StringValue("p"), types.Int64Value(1)
+		}, ""},
 		{"neither", func(*ociRegistryModel) {}, ""},
 		{"value without version", func(m *ociRegistryModel) { m.PasswordWO = types.StringValue("p") }, "Missing password_wo_version"},
 		{"version without value", func(m *ociRegistryModel) { m.PasswordWOVersion = types.Int64Value(1) }, "Missing password_wo"},

@@ -9,6 +9,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -94,15 +95,17 @@ func (d *planDriver) model(m ociRouteModel) *ociRouteModel {
 	return &m
 }
 
-// plan runs ModifyPlan for a create (prior nil) or an update of the route and returns its
-// diagnostics.
-func (d *planDriver) plan(planned ociRouteModel, prior *ociRouteModel) diag.Diagnostics {
+// plan runs ModifyPlan for a create (prior nil), an update or replace, or a destroy (planned nil)
+// of the route and returns its diagnostics.
+func (d *planDriver) plan(planned *ociRouteModel, prior *ociRouteModel) diag.Diagnostics {
 	d.t.Helper()
 	ctx := context.Background()
 	typ := d.schema.Schema.Type().TerraformType(ctx)
 	plan := tfsdk.Plan{Schema: d.schema.Schema, Raw: tftypes.NewValue(typ, nil)}
-	if diags := plan.Set(ctx, d.model(planned)); diags.HasError() {
-		d.t.Fatalf("build plan:\n%s", describeDiags(diags))
+	if planned != nil {
+		if diags := plan.Set(ctx, d.model(*planned)); diags.HasError() {
+			d.t.Fatalf("build plan:\n%s", describeDiags(diags))
+		}
 	}
 	state := tfsdk.State{Schema: d.schema.Schema, Raw: tftypes.NewValue(typ, nil)}
 	if prior != nil {
@@ -235,26 +238,61 @@ func TestAccOCIRoutePlan_warnings(t *testing.T) {
 			plan: euRoute, prior: &euRoute,
 		},
 		{
-			name: "a route for clusters no other route has warns of nothing",
-			plan: newRoute("lab", 5, byName("no-such-cluster")),
+			name: "cluster names and groups the workspace does not have are named",
+			plan: newRoute("lab", 5, func(m *ociRouteModel) { m.ClusterNames = strSet("us-02"); m.ClusterGroups = strSet("airgap-store") }),
+			want: []wantPlanDiag{
+				{diag.SeverityWarning, "Clusters not in workspace", fmt.Sprintf(`Route "lab" names "us-02", which is no ManagedCluster in the cluster sets bound to workspace %s. `+
+					`The route matches them once they join; check the spelling.`, ws), false},
+				{diag.SeverityWarning, "Cluster groups not bound to workspace", fmt.Sprintf(`Route "lab" names cluster group "airgap-store", which is not a ManagedClusterSet bound to workspace %s (bound: %s). `+
+					`Bind it with a ManagedClusterSetBinding, or check the spelling.`, ws, f.Name("general")), false},
+			},
 		},
 		{
-			name: "values known only at apply time",
+			name: "a registry not on the hub is a warning: this plan may create it",
+			plan: newRoute("lab", 5, func(m *ociRouteModel) { m.ClusterNames = strSet(staging); m.Registries = strList("harbor-lab") }),
+			want: []wantPlanDiag{
+				{diag.SeverityWarning, "Registry not on the hub", `Route "lab" names registry "harbor-lab", which workspace ` + ws + ` does not have yet.`, true},
+				{diag.SeverityWarning, "Clusters change route", fmt.Sprintf(`Applying route "lab" moves 1 cluster(s) in workspace %s: %s from "eu-clusters" to "lab". `, ws, staging), true},
+			},
+		},
+		{
+			name: "values known only at apply time: what is known is checked",
 			plan: newRoute("late", 50, func(m *ociRouteModel) { m.ClusterNames = strSet(staging); m.Priority = types.Int64Unknown() }),
-			want: []wantPlanDiag{{diag.SeverityWarning, "Hub checks skipped",
-				`Route "late" has values that are known only at apply time, so its order, registries and effect on clusters were not checked against the hub.`, false}},
+			want: []wantPlanDiag{{diag.SeverityWarning, "Route effect not checked",
+				`Route "late" has values known only at apply, so its effect on clusters was not computed.`, false}},
 		},
 		{
-			name: "priority taken",
+			name: "priority of a route no Terraform configuration manages",
 			plan: newRoute("staging", 10, byName(staging)),
 			want: []wantPlanDiag{{diag.SeverityError, "Priority already taken",
-				fmt.Sprintf(`In workspace %s, route "staging": priority: 10 is also the priority of route "eu-clusters"; priorities must be unique.`, ws), false}},
+				fmt.Sprintf(`On the hub, route "eu-clusters" of workspace %s has priority 10; priorities must be unique. No Terraform configuration manages route "eu-clusters", `+
+					`so this plan cannot change it: choose another priority for "staging", or change "eu-clusters" on the hub (or import it).`, ws), false}},
+		},
+		{
+			name: "renaming a route keeps its priority: its prior is not a conflict",
+			plan: newRoute("eu", 10, func(m *ociRouteModel) {
+				m.ClusterSelectors = sels(sel(map[string]string{"region": "eu"}, nil))
+				m.Registries = strList("harbor-eu", "harbor-central")
+				m.ReplicationWait = types.StringValue("10m")
+			}),
+			prior: &euRoute,
+			want:  []wantPlanDiag{{diag.SeverityWarning, "Clusters change route", fmt.Sprintf(`Applying route "eu" moves 2 cluster(s) in workspace %s: `, ws), true}},
+		},
+		{
+			name:  "destroying a route warns of the clusters it leaves without one",
+			prior: &euRoute,
+			want: []wantPlanDiag{{diag.SeverityWarning, "Clusters change route", fmt.Sprintf(`Destroying route "eu-clusters" moves 2 cluster(s) in workspace %s: %s from "eu-clusters" to no route, %s from "eu-clusters" to no route. `+
+				`They pull through the new chain on their next pull; nothing is redeployed. 2 of them are left with no route, and so with no registry chain.`, ws, f.Name("eu-01"), staging), false}},
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			d := newPlanDriver(t, nil) // a new provider: a plan of its own
-			assertPlanDiags(t, d.plan(tc.plan, tc.prior), tc.want)
+			var plan *ociRouteModel
+			if tc.plan.Name.ValueString() != "" {
+				plan = &tc.plan
+			}
+			assertPlanDiags(t, d.plan(plan, tc.prior), tc.want)
 		})
 	}
 }
@@ -272,9 +310,82 @@ func TestAccOCIRoutePlan_collisionBlamesTheChange(t *testing.T) {
 	eu.ReplicationWait = types.StringValue("10m")
 
 	d := newPlanDriver(t, nil)
-	assertPlanDiags(t, d.plan(staging, nil), []wantPlanDiag{{diag.SeverityError, "Priority already taken",
-		fmt.Sprintf(`In workspace %s, route "staging": priority: 10 is also the priority of route "eu-clusters"; priorities must be unique.`, ws), false}})
-	assertPlanDiags(t, d.plan(eu, &eu), nil)
+	assertPlanDiags(t, d.plan(&staging, nil), []wantPlanDiag{{diag.SeverityError, "Priority already taken",
+		fmt.Sprintf(`On the hub, route "eu-clusters" of workspace %s has priority 10; priorities must be unique.`, ws), true}})
+	assertPlanDiags(t, d.plan(&eu, &eu), nil)
+}
+
+// TestAccOCIRoutePlan_orderDoesNotMatter plans one configuration's changes in every order, each
+// in a fresh provider as Terraform's apply-time re-plan does, against routes and registries that
+// Terraform manages: swapped priorities, a swapped default, a renamed route that keeps its
+// priority, and a route naming by literal a registry created next to it. Every resource gets the
+// same diagnostics whatever the order, and none is an error: a sibling resolves each conflict.
+func TestAccOCIRoutePlan_orderDoesNotMatter(t *testing.T) {
+	kube := testHub(t)
+	ws := testWorkspace(t, kube)
+	f := newHubFixtures(t, ws)
+	f.ClusterSet("general")
+	f.Cluster("eu-01", "general", map[string]string{"region": "eu"})
+	f.ManagedRoute("a", map[string]any{"priority": 10, "clusterNames": []any{f.Name("eu-01")}, "registries": []any{"central"}})
+	f.ManagedRoute("b", map[string]any{"priority": 20, "clusterSelectors": []any{map[string]any{"matchLabels": map[string]any{"region": "eu"}}}, "registries": []any{"central"}})
+	f.ManagedRoute("old", map[string]any{"priority": 30, "clusterNames": []any{"x"}, "registries": []any{"central"}})
+	f.ManagedRoute("d1", map[string]any{"priority": 1000, "default": true, "registries": []any{"central"}})
+
+	mk := func(name string, priority int64, edit func(*ociRouteModel)) *ociRouteModel {
+		m := route(name, priority, "central")
+		m.Workspace, m.ID = types.StringValue(ws), types.StringValue(ws+"/"+name)
+		edit(&m)
+		return &m
+	}
+	names := func(n ...string) func(*ociRouteModel) {
+		return func(m *ociRouteModel) { m.ClusterNames = strSet(n...) }
+	}
+	euSel := func(m *ociRouteModel) { m.ClusterSelectors = sels(sel(map[string]string{"region": "eu"}, nil)) }
+	def := func(m *ociRouteModel) { m.Default = types.BoolValue(true) }
+	type change struct{ plan, prior *ociRouteModel }
+	changes := []change{
+		{mk("a", 20, names(f.Name("eu-01"))), mk("a", 10, names(f.Name("eu-01")))}, // swap a and b
+		{mk("b", 10, euSel), mk("b", 20, euSel)},
+		{mk("renamed", 30, names("x")), mk("old", 30, names("x"))}, // replace, same priority
+		{mk("d2", 1000, def), nil},                                 // a new default ...
+		{nil, mk("d1", 1000, def)},                                 // ... replacing the old one
+		{mk("literal", 40, func(m *ociRouteModel) { names("x")(m); m.Registries = strList("new-registry") }), nil},
+	}
+	render := func(diags diag.Diagnostics) string {
+		var out []string
+		for _, d := range diags {
+			if d.Severity() == diag.SeverityError {
+				t.Errorf("an error where a sibling resolves the conflict: %s: %s", d.Summary(), d.Detail())
+			}
+			out = append(out, d.Summary()+": "+d.Detail())
+		}
+		return strings.Join(out, "\n")
+	}
+	var first []string
+	for _, order := range [][]int{{0, 1, 2, 3, 4, 5}, {5, 4, 3, 2, 1, 0}, {1, 3, 5, 0, 2, 4}} {
+		got := make([]string, len(changes))
+		for _, i := range order {
+			d := newPlanDriver(t, nil) // a fresh process, as in the apply-time re-plan
+			got[i] = render(d.plan(changes[i].plan, changes[i].prior))
+		}
+		if first == nil {
+			first = got
+			continue
+		}
+		for i := range got {
+			if got[i] != first[i] {
+				t.Errorf("change %d: order %v gave\n%s\nwant, as in the first order,\n%s", i, order, got[i], first[i])
+			}
+		}
+	}
+	for i, want := range []string{"Priority already taken", "Priority already taken", "", "Second default route", "", "Registry not on the hub"} {
+		if !strings.HasPrefix(first[i], want) {
+			t.Errorf("change %d: diagnostics\n%s\nwant them to start with %q", i, first[i], want)
+		}
+	}
+	if !strings.Contains(first[0], `Route "b" is managed by Terraform: if this plan changes it or destroys it, the conflict goes away; otherwise both routes have priority 20 after apply and "a", first by name, is evaluated first`) {
+		t.Errorf("the swap warning does not say what apply does:\n%s", first[0])
+	}
 }
 
 func TestAccOCIRoutePlan_hubChecksSkipped(t *testing.T) {
@@ -288,13 +399,46 @@ func TestAccOCIRoutePlan_hubChecksSkipped(t *testing.T) {
 			"host":     tftypes.NewValue(tftypes.String, "https://127.0.0.1:1"),
 			"insecure": tftypes.NewValue(tftypes.Bool, true),
 		})
-		assertPlanDiags(t, d.plan(planned, nil), []wantPlanDiag{{diag.SeverityWarning, "Hub checks skipped",
-			fmt.Sprintf(`Route "staging" was not checked against the hub: listing routes of workspace %s: hub unreachable at https://127.0.0.1:1: `, ws), true}})
+		assertPlanDiags(t, d.plan(&planned, nil), []wantPlanDiag{{diag.SeverityWarning, "Hub checks skipped",
+			fmt.Sprintf(`Could not list the OCIStorageRoutes of workspace %s, so an existing OCIStorageRoute %s/staging would not be noticed: hub unreachable at https://127.0.0.1:1: `, ws, ws), true}})
+	})
+	t.Run("hub that accepts connections and never answers", func(t *testing.T) {
+		hung, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { hung.Close() })
+		var conns []net.Conn
+		go func() {
+			for {
+				c, err := hung.Accept()
+				if err != nil {
+					return
+				}
+				conns = append(conns, c) // held open, never read or answered
+			}
+		}()
+		d := newPlanDriver(t, map[string]tftypes.Value{
+			"host":            tftypes.NewValue(tftypes.String, "https://"+hung.Addr().String()),
+			"insecure":        tftypes.NewValue(tftypes.Bool, true),
+			"request_timeout": tftypes.NewValue(tftypes.String, "2s"),
+		})
+		diags := d.plan(&planned, nil)
+		if len(diags) != 1 || diags[0].Severity() != diag.SeverityWarning || diags[0].Summary() != "Hub checks skipped" {
+			t.Fatalf("want one Hub checks skipped warning, got:\n%s", describeDiags(diags))
+		}
 	})
 	t.Run("connection settings known only at apply time", func(t *testing.T) {
 		d := newPlanDriver(t, map[string]tftypes.Value{"host": tftypes.NewValue(tftypes.String, tftypes.UnknownValue)})
-		assertPlanDiags(t, d.plan(planned, nil), []wantPlanDiag{{diag.SeverityWarning, "Hub checks skipped",
+		assertPlanDiags(t, d.plan(&planned, nil), []wantPlanDiag{{diag.SeverityWarning, "Hub checks skipped",
 			`The fleet_oci_route plan was not checked against the hub: the provider's connection settings are not known until apply.`, false}})
+	})
+	t.Run("workspace known only at apply", func(t *testing.T) {
+		d := newPlanDriver(t, map[string]tftypes.Value{"workspace": tftypes.NewValue(tftypes.String, tftypes.UnknownValue)})
+		late := planned
+		late.Workspace, late.ID = types.StringUnknown(), types.StringUnknown()
+		assertPlanDiags(t, d.plan(&late, nil), []wantPlanDiag{{diag.SeverityWarning, "Hub checks skipped",
+			`The fleet_oci_route's workspace or name is known only at apply, so it was not checked against the hub.`, false}})
 	})
 }
 
@@ -378,8 +522,8 @@ func TestAccOCIRoutePlan_listsEachKindOnce(t *testing.T) {
 		m := route(fmt.Sprintf("route-%03d", i), int64(100+i), "harbor-eu", "harbor-central")
 		m.Workspace = types.StringValue(ws)
 		m.ClusterNames = strSet(fmt.Sprintf("cluster-%03d", i))
-		if diags := d.plan(m, nil); len(diags) > 0 {
-			t.Fatalf("plan of route %d:\n%s", i, describeDiags(diags))
+		if diags := d.plan(&m, nil); diags.HasError() || len(diags) != 1 || diags[0].Summary() != "Clusters not in workspace" {
+			t.Fatalf("plan of route %d: want only the warning that its cluster is not in the workspace, got\n%s", i, describeDiags(diags))
 		}
 	}
 	want := map[string]int{"ocistorageroutes": 1, "secrets": 1, "managedclustersetbindings": 1, "managedclustersets": 1, "managedclusters": 1}

@@ -408,7 +408,7 @@ func (durationValidator) ValidateString(_ context.Context, req validator.StringR
 	case err != nil:
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid duration",
 			fmt.Sprintf("%q is not a duration: write a number with a unit, e.g. \"90s\", \"10m\" or \"1h30m\".", req.ConfigValue.ValueString()))
-	case d < 0:
+	case d < 0 || strings.HasPrefix(req.ConfigValue.ValueString(), "-"):
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid duration", fmt.Sprintf("%q is negative: use 0s or more.", req.ConfigValue.ValueString()))
 	}
 }

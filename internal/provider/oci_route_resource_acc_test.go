@@ -1,9 +1,11 @@
 package provider
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -12,6 +14,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -49,7 +53,7 @@ func checkRouteSpec(f *hubFixtures, name string, want map[string]any) resource.T
 				sortAny(l)
 			}
 		}
-		if !reflect.DeepEqual(normalise(spec), normalise(want)) {
+		if want := fullSpec(want); !reflect.DeepEqual(normalise(spec), normalise(want)) {
 			return fmt.Errorf("OCIStorageRoute %s/%s spec =\n  %#v\nwant\n  %#v", f.ws, name, spec, want)
 		}
 		return nil
@@ -181,6 +185,22 @@ func TestAccOCIRoute_lifecycle(t *testing.T) {
 					plancheck.ExpectKnownValue(addr, tfjsonpath.New("priority"), knownvalue.Int64Exact(15)),
 				}},
 				Check: checkRouteSpec(f, "eu-clusters", updatedSpec),
+			},
+			{
+				// Another field manager adds criteria: apply removes them, so the hub equals the
+				// configuration, and the next plan is empty.
+				PreConfig: func() { f.PatchRoute("eu-clusters", `{"spec":{"clusterGroups":["extra"],"clusterNames":["lab-sandbox","us-02"]}}`) },
+				Config:    updated,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+				}},
+				Check: checkRouteSpec(f, "eu-clusters", updatedSpec),
+			},
+			{
+				Config: updated,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectEmptyPlan(),
+				}},
 			},
 			{
 				// Drift: the route is deleted out of band; the plan creates it again.
@@ -475,48 +495,35 @@ func maps2(m map[string]chain) map[string]chain {
 	return out
 }
 
-// TestAccOCIRoute_planErrorsWriteNothing: conflicts with the hub's routes and registries stop the
-// plan, naming what conflicts, and nothing reaches the hub.
+// TestAccOCIRoute_planErrorsWriteNothing: conflicts with routes that no Terraform configuration
+// manages (made with kubectl, here by the fixtures) stop the plan, naming what conflicts, and
+// nothing reaches the hub.
 func TestAccOCIRoute_planErrorsWriteNothing(t *testing.T) {
 	kube := testHub(t)
 	ws := testWorkspace(t, kube)
 	f := newHubFixtures(t, ws)
-	base := mirrorConfig(ws, "harbor-central") + routeConfig(ws, "eu-clusters", `
-  priority          = 10
-  cluster_selectors = [{ match_labels = { region = "eu" } }]
-  registries        = [fleet_oci_registry.harbor-central.name]
-`) + routeConfig(ws, "fallback", `
-  priority   = 1000
-  default    = true
-  registries = [fleet_oci_registry.harbor-central.name]
-`)
+	f.Route("kubectl-eu", map[string]any{"priority": 10, "clusterNames": []any{"eu-01"}, "registries": []any{"harbor-central"}})
+	f.Route("kubectl-fallback", map[string]any{"priority": 1000, "default": true, "registries": []any{"harbor-central"}})
+	base := mirrorConfig(ws, "harbor-central")
 	unchanged := resource.TestStep{
 		Config: base,
 		ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 			plancheck.ExpectEmptyPlan(),
 		}},
-		Check: checkRoutesOnHub(f, "eu-clusters", "fallback"),
+		Check: checkRoutesOnHub(f, "kubectl-eu", "kubectl-fallback"),
 	}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6Providers,
 		Steps: []resource.TestStep{
-			{Config: base, Check: checkRoutesOnHub(f, "eu-clusters", "fallback")},
+			{Config: base, Check: checkRoutesOnHub(f, "kubectl-eu", "kubectl-fallback")},
 			{
 				Config: base + routeConfig(ws, "stores", `
   priority       = 10
-  cluster_groups = ["airgap-stores"]
+  cluster_names  = ["store-0201"]
   registries     = [fleet_oci_registry.harbor-central.name]
 `),
-				ExpectError: expectError("Priority already taken", fmt.Sprintf(`In workspace %s, route "stores": priority: 10 is also the priority of route "eu-clusters"; priorities must be unique.`, ws)),
-			},
-			unchanged,
-			{
-				Config: base + routeConfig(ws, "stores", `
-  priority       = 20
-  cluster_groups = ["airgap-stores"]
-  registries     = [fleet_oci_registry.harbor-central.name, "zot-stores"]
-`),
-				ExpectError: expectError("Registry not found", fmt.Sprintf(`Route "stores" names registry "zot-stores", which workspace %s does not have and this plan does not create.`, ws)),
+				ExpectError: expectError("Priority already taken", fmt.Sprintf(`On the hub, route "kubectl-eu" of workspace %s has priority 10; priorities must be unique.`, ws),
+					`No Terraform configuration manages route "kubectl-eu"`),
 			},
 			unchanged,
 			{
@@ -525,9 +532,72 @@ func TestAccOCIRoute_planErrorsWriteNothing(t *testing.T) {
   default    = true
   registries = [fleet_oci_registry.harbor-central.name]
 `),
-				ExpectError: expectError("Second default route", fmt.Sprintf(`In workspace %s, route "catch-all": default: route "fallback" is also the default; at most one route may be the default.`, ws)),
+				ExpectError: expectError("Second default route", fmt.Sprintf(`On the hub, route "kubectl-fallback" is the default route of workspace %s`, ws)),
+			},
+			unchanged,
+			{
+				Config: base + routeConfig(ws, "kubectl-eu", `
+  priority      = 20
+  cluster_names = ["eu-01"]
+  registries    = [fleet_oci_registry.harbor-central.name]
+`),
+				ExpectError: expectError("OCIStorageRoute already exists", fmt.Sprintf("OCIStorageRoute %s/kubectl-eu is already on the hub", ws),
+					"terraform import fleet_oci_route.<label> "+ws+"/kubectl-eu"),
 			},
 			unchanged,
 		},
 	})
+}
+
+// TestAccOCIRoute_siblingsInOneApply applies, from scratch and at -parallelism=1 and the default,
+// changes whose checks would depend on the order Terraform plans in if they looked at siblings:
+// routes naming by literal the registries created next to them, then a rename that keeps the
+// priority, swapped priorities, a new default replacing the old, and a new source replacing the
+// old. Every apply succeeds and the hub ends as configured.
+func TestAccOCIRoute_siblingsInOneApply(t *testing.T) {
+	for _, parallelism := range []string{"1", "10"} {
+		t.Run("parallelism="+parallelism, func(t *testing.T) {
+			t.Setenv("TF_CLI_ARGS_plan", "-parallelism="+parallelism)
+			t.Setenv("TF_CLI_ARGS_apply", "-parallelism="+parallelism)
+			kube := testHub(t)
+			ws := testWorkspace(t, kube)
+			f := newHubFixtures(t, ws)
+			source := func(name string) string {
+				return registryConfig(ws, name, fmt.Sprintf("  role      = \"source\"\n  reference = \"%s.example.com/fleet\"", name))
+			}
+			literal := func(name string, priority int, extra string) string {
+				return routeConfig(ws, name, fmt.Sprintf("  priority   = %d\n  registries = [\"src-a\", \"mirror\"]\n%s", priority, extra))
+			}
+			step1 := source("src-a") + mirrorConfig(ws, "mirror") +
+				literal("a", 10, `  cluster_names = ["eu-01"]`) + literal("b", 20, `  cluster_names = ["eu-02"]`) +
+				literal("old", 30, `  cluster_names = ["us-01"]`) + literal("d1", 1000, `  default = true`)
+			step2 := source("src-a") + mirrorConfig(ws, "mirror") +
+				literal("a", 20, `  cluster_names = ["eu-01"]`) + literal("b", 10, `  cluster_names = ["eu-02"]`) +
+				literal("renamed", 30, `  cluster_names = ["us-01"]`) + literal("d2", 1000, `  default = true`)
+			step3 := strings.ReplaceAll(step2, `"src-a"`, `"src-b"`) + source("src-b")
+			step3 = strings.Replace(step3, source("src-a"), "", 1)
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: protoV6Providers,
+				Steps: []resource.TestStep{
+					{Config: step1, Check: checkRoutesOnHub(f, "a", "b", "d1", "old")},
+					{Config: step2, Check: resource.ComposeAggregateTestCheckFunc(
+						checkRoutesOnHub(f, "a", "b", "d2", "renamed"),
+						checkRouteSpec(f, "a", map[string]any{"priority": 20, "clusterNames": []any{"eu-01"}, "registries": []any{"src-a", "mirror"}, "replicationWait": "0s"}),
+						checkRouteSpec(f, "b", map[string]any{"priority": 10, "clusterNames": []any{"eu-02"}, "registries": []any{"src-a", "mirror"}, "replicationWait": "0s"}),
+					)},
+					{Config: step3, Check: func(*terraform.State) error {
+						s := getSecret(t, kube, ws, "src-b")
+						if s.Labels[OCIRegistryRoleLabel] != "source" {
+							return fmt.Errorf("src-b role = %q", s.Labels[OCIRegistryRoleLabel])
+						}
+						if _, err := kube.CoreV1().Secrets(ws).Get(context.Background(), "src-a", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+							return fmt.Errorf("src-a still on the hub (err=%v)", err)
+						}
+						return nil
+					}},
+					{Config: step3, ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
+				},
+			})
+		})
+	}
 }

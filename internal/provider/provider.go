@@ -173,6 +173,7 @@ func (p *fleetProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		ClientCertificate:    stringOr(m.ClientCertificate, "KUBE_CLIENT_CERT_DATA", ""),
 		ClientKey:            stringOr(m.ClientKey, "KUBE_CLIENT_KEY_DATA", ""),
 		Insecure:             m.Insecure.ValueBool() || (m.Insecure.IsNull() && os.Getenv("KUBE_INSECURE") == "true"),
+		UserAgent:            "terraform-provider-fleet/" + p.version,
 	}
 	if len(m.Exec) > 0 {
 		e := m.Exec[0]
