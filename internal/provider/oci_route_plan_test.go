@@ -222,7 +222,7 @@ func TestAccOCIRoutePlan_warnings(t *testing.T) {
 			prior: &euRoute,
 			want: []wantPlanDiag{{diag.SeverityWarning, "Clusters change route", fmt.Sprintf(
 				`Applying route "eu-clusters" moves 1 cluster(s) in workspace %s: %s from "eu-clusters" to no route. `+
-					`They pull through the new chain on their next pull; nothing is redeployed.`, ws, f.Name("eu-01")), false}},
+					`They pull through the new chain on their next pull; nothing is redeployed. 1 of them is left with no route, and so with no registry chain.`, ws, f.Name("eu-01")), false}},
 		},
 		{
 			name: "statically shadowed: its selector implies the EU route's",
@@ -326,6 +326,7 @@ func TestAccOCIRoutePlan_orderDoesNotMatter(t *testing.T) {
 	f := newHubFixtures(t, ws)
 	f.ClusterSet("general")
 	f.Cluster("eu-01", "general", map[string]string{"region": "eu"})
+	f.Registry("central", "source", "harbor.example.com/fleet")
 	f.ManagedRoute("a", map[string]any{"priority": 10, "clusterNames": []any{f.Name("eu-01")}, "registries": []any{"central"}})
 	f.ManagedRoute("b", map[string]any{"priority": 20, "clusterSelectors": []any{map[string]any{"matchLabels": map[string]any{"region": "eu"}}}, "registries": []any{"central"}})
 	f.ManagedRoute("old", map[string]any{"priority": 30, "clusterNames": []any{"x"}, "registries": []any{"central"}})

@@ -474,6 +474,9 @@ func checkOCIRoutePlan(ctx context.Context, c hubresource.PlanCheck[ociRouteMode
 	if !vague["priority"] && !vague["default"] {
 		checkCollisions(route, priorRoute, others, inv, c.Workspace, &diags)
 	}
+	if diags.HasError() {
+		return diags
+	}
 	if !known {
 		diags.AddWarning("Route effect not checked", fmt.Sprintf("Route %q has values known only at apply, so its effect on clusters was not computed.", route.Name))
 		return diags
@@ -606,7 +609,7 @@ func routeEffect(inv *inventory.Workspace, ws, change string, before, after []ro
 	detail := fmt.Sprintf("%s moves %d cluster(s) in workspace %s: %s. They pull through the new chain on their next pull; nothing is redeployed.",
 		change, len(moves), ws, describeMoves(moves, 20))
 	if unrouted > 0 {
-		detail += fmt.Sprintf(" %d of them are left with no route, and so with no registry chain.", unrouted)
+		detail += fmt.Sprintf(" %d of them %s left with no route, and so with no registry chain.", unrouted, plural(unrouted, "is", "are"))
 	}
 	diags.AddWarning("Clusters change route", detail)
 	return diags
