@@ -189,8 +189,10 @@ func TestAccOCIRoute_lifecycle(t *testing.T) {
 			{
 				// Another field manager adds criteria: apply removes them, so the hub equals the
 				// configuration, and the next plan is empty.
-				PreConfig: func() { f.PatchRoute("eu-clusters", `{"spec":{"clusterGroups":["extra"],"clusterNames":["lab-sandbox","us-02"]}}`) },
-				Config:    updated,
+				PreConfig: func() {
+					f.PatchRoute("eu-clusters", `{"spec":{"clusterGroups":["extra"],"clusterNames":["lab-sandbox","us-02"]}}`)
+				},
+				Config: updated,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
 				}},

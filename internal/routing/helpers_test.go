@@ -112,7 +112,9 @@ func newReference(t testing.TB, routes []routing.Route) *reference {
 		}
 		ref.routes = append(ref.routes, rr)
 	}
-	slices.SortFunc(ref.routes, func(a, b refRoute) int { return cmp.Or(cmp.Compare(a.Priority, b.Priority), cmp.Compare(a.Name, b.Name)) })
+	slices.SortFunc(ref.routes, func(a, b refRoute) int {
+		return cmp.Or(cmp.Compare(a.Priority, b.Priority), cmp.Compare(a.Name, b.Name))
+	})
 	return ref
 }
 

@@ -13,8 +13,8 @@ type Router struct {
 	def       *compiledRoute   // the default route, or nil
 	idle      []*compiledRoute // further default routes, sorted by name: they catch nothing
 	conflicts []Conflict
-	labels *labelKeys       // the label keys selectors test
-	index  index            // over routes
+	labels    *labelKeys // the label keys selectors test
+	index     index      // over routes
 }
 
 type compiledRoute struct {
