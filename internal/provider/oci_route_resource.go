@@ -148,18 +148,11 @@ func routeOf(ctx context.Context, m *ociRouteModel) (r routing.Route, known bool
 	vague = map[string]bool{}
 	placeholders := 0
 	strs := func(name string, v attr.Value, into *[]string) {
-		var elems []attr.Value
-		switch c := v.(type) {
-		case types.List:
-			elems = c.Elements()
-		case types.Set:
-			elems = c.Elements()
-		}
 		if v.IsUnknown() {
 			vague[name] = true
 			return
 		}
-		for _, e := range elems {
+		for _, e := range elements(v) {
 			if e.IsUnknown() {
 				placeholders++
 				*into = append(*into, fmt.Sprintf("%s%d", unknownPrefix, placeholders))
@@ -216,29 +209,31 @@ const unknownPrefix = "unknown-"
 // validation.
 func allKnown(vs ...attr.Value) bool {
 	for _, v := range vs {
-		if v.IsUnknown() {
-			return false
-		}
-		var elems []attr.Value
-		switch c := v.(type) {
-		case types.List:
-			elems = c.Elements()
-		case types.Set:
-			elems = c.Elements()
-		case types.Map:
-			for _, e := range c.Elements() {
-				elems = append(elems, e)
-			}
-		case types.Object:
-			for _, e := range c.Attributes() {
-				elems = append(elems, e)
-			}
-		}
-		if !allKnown(elems...) {
+		if v.IsUnknown() || !allKnown(elements(v)...) {
 			return false
 		}
 	}
 	return true
+}
+
+// elements returns the elements of a collection or object value; none for other values.
+func elements(v attr.Value) []attr.Value {
+	var elems []attr.Value
+	switch c := v.(type) {
+	case types.List:
+		elems = c.Elements()
+	case types.Set:
+		elems = c.Elements()
+	case types.Map:
+		for _, e := range c.Elements() {
+			elems = append(elems, e)
+		}
+	case types.Object:
+		for _, e := range c.Attributes() {
+			elems = append(elems, e)
+		}
+	}
+	return elems
 }
 
 // validateOCIRoute checks what is known of the route (placeholders of unknown elements are valid
