@@ -54,7 +54,13 @@ var workspaceSeq atomic.Int64
 // testWorkspace creates a fresh namespace so that each test sees only its own objects.
 func testWorkspace(t *testing.T, kube kubernetes.Interface) string {
 	t.Helper()
-	name := fmt.Sprintf("acc-%s-%d-%d", strings.ToLower(strings.ReplaceAll(t.Name(), "_", "-")), time.Now().UnixMilli()%100000, workspaceSeq.Add(1))
+	testName := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '-'
+	}, strings.ToLower(t.Name()))
+	name := fmt.Sprintf("acc-%s-%d-%d", testName, time.Now().UnixMilli()%100000, workspaceSeq.Add(1))
 	if len(name) > 63 {
 		name = name[len(name)-63:]
 		name = strings.TrimLeft(name, "-")

@@ -383,6 +383,7 @@ func (s *scenario) routingCheck(routes []routingWant) statecheck.StateCheck {
 			"default":  knownvalue.Bool(r.def),
 			"clusters": knownvalue.ListExact(cs),
 			"shadowed": knownvalue.Bool(false),
+			"conflict": knownvalue.Null(),
 		}))
 	}
 	return statecheck.ExpectKnownValue("data.fleet_oci_routing.ws", tfjsonpath.New("routes"), knownvalue.ListExact(rs))
@@ -405,7 +406,7 @@ func TestAccOCIRoute_issueScenario(t *testing.T) {
 		}
 		return out
 	}
-	euChain := chain{"eu-clusters", "cluster_selectors[0]", "10m0s", []string{"harbor-eu", "harbor-central"}}
+	euChain := chain{"eu-clusters", "cluster_selectors[0]", "10m", []string{"harbor-eu", "harbor-central"}}
 	storeChain := chain{"airgap-stores", "cluster_groups", "0s", []string{"zot-stores"}}
 	before := map[string]chain{
 		"eu-01": euChain, "eu-02": euChain, "eu-staging-01": euChain,

@@ -150,7 +150,7 @@ output "other" {
 					"route":            knownvalue.StringExact("eu-clusters"),
 					"registries":       knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("harbor-eu"), knownvalue.StringExact("harbor-central")}),
 					"matched_by":       knownvalue.StringExact("cluster_selectors[0]"),
-					"replication_wait": knownvalue.StringExact("10m0s"),
+					"replication_wait": knownvalue.StringExact("10m"),
 				})),
 				statecheck.ExpectKnownOutputValueAtPath("lab", tfjsonpathRoute, knownvalue.StringExact("lab")),
 				statecheck.ExpectKnownOutputValueAtPath("other", tfjsonpathRoute, knownvalue.StringExact("default")),
