@@ -568,17 +568,18 @@ func TestAccOCIRoute_siblingsInOneApply(t *testing.T) {
 			source := func(name string) string {
 				return registryConfig(ws, name, fmt.Sprintf("  role      = \"source\"\n  reference = \"%s.example.com/fleet\"", name))
 			}
-			literal := func(name string, priority int, extra string) string {
-				return routeConfig(ws, name, fmt.Sprintf("  priority   = %d\n  registries = [\"src-a\", \"mirror\"]\n%s", priority, extra))
+			routes := func(src string, specs ...string) string {
+				out := source(src) + mirrorConfig(ws, "mirror")
+				for _, spec := range specs {
+					name, rest, _ := strings.Cut(spec, " ")
+					priority, extra, _ := strings.Cut(rest, " ")
+					out += routeConfig(ws, name, fmt.Sprintf("  priority   = %s\n  registries = [%q, \"mirror\"]\n  %s", priority, src, extra))
+				}
+				return out
 			}
-			step1 := source("src-a") + mirrorConfig(ws, "mirror") +
-				literal("a", 10, `  cluster_names = ["eu-01"]`) + literal("b", 20, `  cluster_names = ["eu-02"]`) +
-				literal("old", 30, `  cluster_names = ["us-01"]`) + literal("d1", 1000, `  default = true`)
-			step2 := source("src-a") + mirrorConfig(ws, "mirror") +
-				literal("a", 20, `  cluster_names = ["eu-01"]`) + literal("b", 10, `  cluster_names = ["eu-02"]`) +
-				literal("renamed", 30, `  cluster_names = ["us-01"]`) + literal("d2", 1000, `  default = true`)
-			step3 := strings.ReplaceAll(step2, `"src-a"`, `"src-b"`) + source("src-b")
-			step3 = strings.Replace(step3, source("src-a"), "", 1)
+			step1 := routes("src-a", `a 10 cluster_names = ["eu-01"]`, `b 20 cluster_names = ["eu-02"]`, `old 30 cluster_names = ["us-01"]`, `d1 1000 default = true`)
+			step2 := routes("src-a", `a 20 cluster_names = ["eu-01"]`, `b 10 cluster_names = ["eu-02"]`, `renamed 30 cluster_names = ["us-01"]`, `d2 1000 default = true`)
+			step3 := routes("src-b", `a 20 cluster_names = ["eu-01"]`, `b 10 cluster_names = ["eu-02"]`, `renamed 30 cluster_names = ["us-01"]`, `d2 1000 default = true`)
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: protoV6Providers,
 				Steps: []resource.TestStep{
