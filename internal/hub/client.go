@@ -120,7 +120,7 @@ func (c *Client) Get(ctx context.Context, k Kind, namespace, name string) (*unst
 		obj, err = c.dyn.Resource(k.GroupVersionResource).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
 		return err
 	})
-	if apierrors.IsNotFound(err) && !c.served(ctx, k, namespace) {
+	if kindNotServed(err) {
 		return nil, fmt.Errorf("%w: %s", ErrKindNotServed, k.GroupVersionResource)
 	}
 	return obj, c.explain(err)
@@ -129,11 +129,15 @@ func (c *Client) Get(ctx context.Context, k Kind, namespace, name string) (*unst
 // ErrKindNotServed means the hub does not serve a kind at all: its CRD is not installed.
 var ErrKindNotServed = errors.New("the hub does not serve this kind (is its CRD installed?)")
 
-// served tells a missing object from a missing kind: listing a kind the hub does not serve is
-// NotFound too. When in doubt it answers true, so the caller reports the object as missing.
-func (c *Client) served(ctx context.Context, k Kind, namespace string) bool {
-	_, err := c.dyn.Resource(k.GroupVersionResource).Namespace(namespace).List(ctx, metav1.ListOptions{Limit: 1})
-	return !apierrors.IsNotFound(err)
+// kindNotServed tells a missing kind from a missing object, both NotFound: the API server names
+// a missing object in the status details, and a path it does not serve at all in none.
+func kindNotServed(err error) bool {
+	var st apierrors.APIStatus
+	if !apierrors.IsNotFound(err) || !errors.As(err, &st) {
+		return false
+	}
+	d := st.Status().Details
+	return d == nil || d.Name == ""
 }
 
 // Apply writes obj with server-side apply, taking ownership of every field it sets: Terraform's

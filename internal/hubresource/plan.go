@@ -8,7 +8,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
 )
@@ -21,7 +20,7 @@ import (
 // the apply-time re-plan: before this process wrote anything to the workspace). The same
 // configuration then gets the same diagnostics on every run. A check gives an error only for what
 // no other resource of the plan can change: the resource's own values, and conflicts with hub
-// objects that no Terraform configuration manages (see Managed); otherwise a warning that names
+// objects that no Terraform configuration manages (hub.ManagedByTerraform); otherwise a warning that names
 // both objects and says what apply will do.
 type PlanCheck[M any] struct {
 	Env       *Env
@@ -32,12 +31,6 @@ type PlanCheck[M any] struct {
 	// Replace is true when the change replaces the object (a new name or workspace): Prior is
 	// then an object this plan deletes.
 	Replace bool
-}
-
-// Managed reports whether some Terraform configuration manages obj, so that another resource of
-// the same plan may change or delete it.
-func (c PlanCheck[M]) Managed(obj *unstructured.Unstructured) bool {
-	return hub.ManagedByTerraform(obj, c.Env.Client.FieldManager())
 }
 
 // claims records the objects this provider process plans to create, to catch two resources of

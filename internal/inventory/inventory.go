@@ -31,7 +31,7 @@ var (
 	RouteKind  = hub.Kind{GroupVersionResource: v1alpha1.GroupVersion.WithResource("ocistorageroutes"), Kind: "OCIStorageRoute"}
 	SecretKind = hub.Kind{GroupVersionResource: k8sschema.GroupVersionResource{Version: "v1", Resource: "secrets"}, Kind: "Secret"}
 
-	ManagedClusterKind = hub.Kind{GroupVersionResource: clusterv1.SchemeGroupVersion.WithResource("managedclusters"), Kind: "ManagedCluster"}
+	managedClusterKind = hub.Kind{GroupVersionResource: clusterv1.SchemeGroupVersion.WithResource("managedclusters"), Kind: "ManagedCluster"}
 	clusterSetKind     = hub.Kind{GroupVersionResource: clusterv1beta2.SchemeGroupVersion.WithResource("managedclustersets"), Kind: "ManagedClusterSet"}
 	bindingKind        = hub.Kind{GroupVersionResource: clusterv1beta2.SchemeGroupVersion.WithResource("managedclustersetbindings"), Kind: "ManagedClusterSetBinding"}
 )
@@ -100,7 +100,7 @@ func read(ctx context.Context, l hub.Lister, workspace string) (Lists, error) {
 		{&lists.Secrets, SecretKind, workspace, "registries of workspace " + workspace},
 		{&lists.Bindings, bindingKind, workspace, "ManagedClusterSetBindings of workspace " + workspace},
 		{&lists.Sets, clusterSetKind, "", "ManagedClusterSets"},
-		{&lists.Clusters, ManagedClusterKind, "", "ManagedClusters"},
+		{&lists.Clusters, managedClusterKind, "", "ManagedClusters"},
 	} {
 		items, err := l.List(ctx, r.kind, r.namespace, "")
 		if err != nil {

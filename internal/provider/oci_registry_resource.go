@@ -260,9 +260,8 @@ func flattenOCIRegistry(_ context.Context, obj *unstructured.Unstructured, m *oc
 // one, a warning when one does; destroying a registry that routes name is a warning naming them.
 func checkOCIRegistryPlan(ctx context.Context, c hubresource.PlanCheck[ociRegistryModel]) diag.Diagnostics {
 	var diags diag.Diagnostics
-	inv, err := inventory.Load(ctx, c.Hub, c.Workspace, c.Env.Client.FieldManager())
-	if err != nil {
-		diags.AddWarning("Hub checks skipped", fmt.Sprintf("The registry was not checked against the hub: %v.", skipReason(ctx, err)))
+	inv := checkedWorkspace(ctx, c, "registry", &diags)
+	if inv == nil {
 		return diags
 	}
 	ws := c.Workspace

@@ -315,6 +315,24 @@ func TestAccOCIRoutePlan_collisionBlamesTheChange(t *testing.T) {
 	assertPlanDiags(t, d.plan(&eu, &eu), nil)
 }
 
+// TestAccOCIRoutePlan_duplicateObject: two resources of one configuration that would be the same
+// hub object are caught at plan, whichever is planned second.
+func TestAccOCIRoutePlan_duplicateObject(t *testing.T) {
+	f, ws := euHub(t)
+	one := route("twin", 50, "harbor-central")
+	one.Workspace, one.ID = types.StringValue(ws), types.StringValue(ws+"/twin")
+	one.ClusterNames = strSet(f.Name("us-01"))
+	other := one
+	other.Priority = types.Int64Value(60)
+
+	d := newPlanDriver(t, nil) // one plan
+	if diags := d.plan(&one, nil); diags.HasError() {
+		t.Fatalf("first resource:\n%s", describeDiags(diags))
+	}
+	assertPlanDiags(t, d.plan(&other, nil), []wantPlanDiag{{diag.SeverityError, "Duplicate OCIStorageRoute",
+		fmt.Sprintf("Two resources of this configuration create OCIStorageRoute %s/twin: they would overwrite each other on the hub. Give each its own name (or workspace).", ws), false}})
+}
+
 // TestAccOCIRoutePlan_orderDoesNotMatter plans one configuration's changes in every order, each
 // in a fresh provider as Terraform's apply-time re-plan does, against routes and registries that
 // Terraform manages: swapped priorities, a swapped default, a renamed route that keeps its

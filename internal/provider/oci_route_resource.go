@@ -413,9 +413,8 @@ func (durationValidator) ValidateString(_ context.Context, req validator.StringR
 // errors, the rest are warnings, and the effect on clusters is that of this change alone.
 func checkOCIRoutePlan(ctx context.Context, c hubresource.PlanCheck[ociRouteModel]) diag.Diagnostics {
 	var diags diag.Diagnostics
-	inv, err := inventory.Load(ctx, c.Hub, c.Workspace, c.Env.Client.FieldManager())
-	if err != nil {
-		diags.AddWarning("Hub checks skipped", fmt.Sprintf("The route was not checked against the hub: %v.", skipReason(ctx, err)))
+	inv := checkedWorkspace(ctx, c, "route", &diags)
+	if inv == nil {
 		return diags
 	}
 	// The workspace without this resource's route: its hub version, and on replace its prior one.
@@ -488,12 +487,18 @@ func checkOCIRoutePlan(ctx context.Context, c hubresource.PlanCheck[ociRouteMode
 	return diags
 }
 
-// skipReason says why the hub could not be asked, naming the deadline when that was it.
-func skipReason(ctx context.Context, err error) string {
-	if ctx.Err() != nil {
-		return "the hub did not answer in time (the provider's request_timeout); plan again when it is reachable"
+// checkedWorkspace loads the inventory a plan-time check judges a change against; when the hub
+// cannot be asked in time it warns that the noun's checks were skipped and returns nil.
+func checkedWorkspace[M any](ctx context.Context, c hubresource.PlanCheck[M], noun string, diags *diag.Diagnostics) *inventory.Workspace {
+	inv, err := inventory.Load(ctx, c.Hub, c.Workspace, c.Env.Client.FieldManager())
+	if err == nil {
+		return inv
 	}
-	return err.Error()
+	if ctx.Err() != nil {
+		err = fmt.Errorf("the hub did not answer in time (the provider's request_timeout); plan again when it is reachable")
+	}
+	diags.AddWarning("Hub checks skipped", fmt.Sprintf("The %s was not checked against the hub: %v.", noun, err))
+	return nil
 }
 
 // checkRegistries warns about registries of the chain that the hub does not have: the plan may

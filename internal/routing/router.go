@@ -65,9 +65,6 @@ func Compile(routes []Route) (*Router, error) {
 	return r, nil
 }
 
-// Conflicts returns the priority and default conflicts among the routes (see Conflicts).
-func (r *Router) Conflicts() []Conflict { return r.conflicts }
-
 func compileRoute(rt Route) *compiledRoute {
 	c := &compiledRoute{Route: rt}
 	c.ClusterNames = slices.Clone(rt.ClusterNames)

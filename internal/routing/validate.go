@@ -151,9 +151,6 @@ func (c Conflict) String() string {
 		quoteRoutes(c.Routes, "", ""), c.Priority, c.Routes[0])
 }
 
-// Involves reports whether the conflict names route.
-func (c Conflict) Involves(route string) bool { return slices.Contains(c.Routes, route) }
-
 // Conflicts lists the priority and default conflicts among routes: shared priorities in
 // ascending priority, then the default conflict.
 func Conflicts(routes []Route) []Conflict {
