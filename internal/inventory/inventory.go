@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -56,6 +57,13 @@ type Workspace struct {
 	// Invalid are hub objects that cannot be read, left out of the rest so that one bad object
 	// does not hide the others.
 	Invalid []Invalid
+
+	resolved struct {
+		once   sync.Once
+		router *routing.Router
+		report *routing.Report
+		err    error
+	}
 }
 
 // Invalid is a hub object that cannot be read, and why.
@@ -219,13 +227,18 @@ func newClusterSet(s *clusterv1beta2.ManagedClusterSet) (clusterSet, error) {
 
 func (s clusterSet) contains(l map[string]string) bool { return s.selector.Matches(labels.Set(l)) }
 
-// Resolve routes every cluster of the workspace with its routes as they are on the hub.
+// Resolve routes every cluster of the workspace with its routes as they are on the hub, once:
+// the checks of every route of a plan judge their change against the same resolution.
 func (w *Workspace) Resolve() (*routing.Router, *routing.Report, error) {
-	router, err := routing.Compile(w.Routes)
-	if err != nil {
-		return nil, nil, fmt.Errorf("the routes of workspace %s are not valid: %w", w.Name, err)
-	}
-	return router, router.ResolveAll(w.Clusters), nil
+	r := &w.resolved
+	r.once.Do(func() {
+		if r.router, r.err = routing.Compile(w.Routes); r.err != nil {
+			r.err = fmt.Errorf("the routes of workspace %s are not valid: %w", w.Name, r.err)
+			return
+		}
+		r.report = r.router.ResolveAll(w.Clusters)
+	})
+	return r.router, r.report, r.err
 }
 
 // Cluster returns the named ManagedCluster's inventory entry; ok is false when it is not among

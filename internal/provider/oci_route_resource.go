@@ -417,24 +417,21 @@ func checkOCIRoutePlan(ctx context.Context, c hubresource.PlanCheck[ociRouteMode
 	if inv == nil {
 		return diags
 	}
-	// The workspace without this resource's route: its hub version, and on replace its prior one.
-	var onHub *routing.Route
-	var others []routing.Route
-	priorName := ""
+	// This resource's routes on the hub: its planned name's, and on replace its prior one.
+	var replaced []string
+	priorName, planName := "", ""
 	if c.Prior != nil {
 		priorName = c.Prior.Name.ValueString()
+		replaced = append(replaced, priorName)
 	}
-	planName := ""
 	if c.Plan != nil {
 		planName = c.Plan.Name.ValueString()
+		replaced = append(replaced, planName)
 	}
+	var onHub *routing.Route
 	for i, r := range inv.Routes {
-		switch r.Name {
-		case planName:
+		if r.Name == planName {
 			onHub = &inv.Routes[i]
-		case priorName:
-		default:
-			others = append(others, r)
 		}
 	}
 	for _, bad := range inv.Invalid {
@@ -443,9 +440,7 @@ func checkOCIRoutePlan(ctx context.Context, c hubresource.PlanCheck[ociRouteMode
 		}
 	}
 	if c.Plan == nil {
-		if prior, ok, _, _ := routeOf(ctx, c.Prior); ok {
-			diags.Append(routeEffect(inv, c.Workspace, fmt.Sprintf("Destroying route %q", prior.Name), inv.Routes, others)...)
-		}
+		diags.Append(routeEffect(inv, c.Workspace, fmt.Sprintf("Destroying route %q", priorName), routing.Change{Removed: replaced})...)
 		return diags
 	}
 
@@ -466,7 +461,7 @@ func checkOCIRoutePlan(ctx context.Context, c hubresource.PlanCheck[ociRouteMode
 		}
 	}
 	if !vague["priority"] && !vague["default"] {
-		checkCollisions(route, priorRoute, others, inv, c.Workspace, &diags)
+		checkCollisions(route, priorRoute, replaced, inv, c.Workspace, &diags)
 	}
 	if diags.HasError() {
 		return diags
@@ -478,12 +473,7 @@ func checkOCIRoutePlan(ctx context.Context, c hubresource.PlanCheck[ociRouteMode
 	if onHub != nil && reflect.DeepEqual(*onHub, route) {
 		return diags // unchanged: what other routes' changes do to its clusters is reported on them
 	}
-	before := inv.Routes
-	after := append(slices.Clip(others), route)
-	diags.Append(routeEffect(inv, c.Workspace, fmt.Sprintf("Applying route %q", route.Name), before, after)...)
-	if router, err := routing.Compile(after); err == nil {
-		diags.Append(shadowWarnings(route.Name, router, router.ResolveAll(inv.Clusters))...)
-	}
+	diags.Append(routeEffect(inv, c.Workspace, fmt.Sprintf("Applying route %q", route.Name), routing.Change{Removed: replaced, Next: &route})...)
 	return diags
 }
 
@@ -556,11 +546,14 @@ func orNone(ss []string) string {
 
 // checkCollisions reports another route with the planned priority, or another default route,
 // when this change makes the collision (a new route, or a changed priority or default).
-func checkCollisions(route routing.Route, prior *routing.Route, others []routing.Route, inv *inventory.Workspace, ws string, diags *diag.Diagnostics) {
+func checkCollisions(route routing.Route, prior *routing.Route, replaced []string, inv *inventory.Workspace, ws string, diags *diag.Diagnostics) {
 	if prior != nil && prior.Priority == route.Priority && prior.Default == route.Default {
 		return
 	}
-	for _, o := range others {
+	for _, o := range inv.Routes {
+		if slices.Contains(replaced, o.Name) {
+			continue
+		}
 		var attr, summary, clash, tie string
 		switch {
 		case route.Default && o.Default:
@@ -584,55 +577,40 @@ func checkCollisions(route routing.Route, prior *routing.Route, others []routing
 	}
 }
 
-// routeEffect warns about the clusters a change of routes moves, from before to after.
-func routeEffect(inv *inventory.Workspace, ws, change string, before, after []routing.Route) diag.Diagnostics {
+// routeEffect warns about the clusters a change moves, and when its route is shadowed.
+func routeEffect(inv *inventory.Workspace, ws, change string, ch routing.Change) diag.Diagnostics {
 	var diags diag.Diagnostics
-	b, err := routing.Compile(before)
+	router, rep, err := inv.Resolve()
 	if err != nil {
-		return diags
+		return diags // invalid routes are left out by the inventory: this does not happen
 	}
-	a, err := routing.Compile(after)
+	eff, err := router.Effect(inv.Clusters, rep, ch)
 	if err != nil {
-		diags.AddWarning("Route effect not checked", fmt.Sprintf("The routes of workspace %s would not be valid together, so the effect on clusters was not computed. %v.", ws, err))
+		diags.AddWarning("Route effect not checked", fmt.Sprintf("The effect of the change on the clusters of workspace %s was not computed. %v.", ws, err))
 		return diags
 	}
-	moves := routing.Diff(b.ResolveAll(inv.Clusters).Clusters, a.ResolveAll(inv.Clusters).Clusters)
-	if len(moves) == 0 {
-		return diags
-	}
-	unrouted := 0
-	for _, m := range moves {
-		if m.To == "" {
-			unrouted++
+	if moves := eff.Moves; len(moves) > 0 {
+		unrouted := 0
+		for _, m := range moves {
+			if m.To == "" {
+				unrouted++
+			}
 		}
-	}
-	detail := fmt.Sprintf("%s moves %d cluster(s) in workspace %s: %s. They pull through the new chain on their next pull; nothing is redeployed.",
-		change, len(moves), ws, describeMoves(moves, 20))
-	if unrouted > 0 {
-		detail += fmt.Sprintf(" %d of them %s left with no route, and so with no registry chain.", unrouted, plural(unrouted, "is", "are"))
-	}
-	diags.AddWarning("Clusters change route", detail)
-	return diags
-}
-
-func shadowWarnings(name string, router *routing.Router, rep *routing.Report) diag.Diagnostics {
-	var diags diag.Diagnostics
-	for _, s := range router.StaticShadows() {
-		if s.Route != name {
-			continue
+		detail := fmt.Sprintf("%s moves %d cluster(s) in workspace %s: %s. They pull through the new chain on their next pull; nothing is redeployed.",
+			change, len(moves), ws, describeMoves(moves, 20))
+		if unrouted > 0 {
+			detail += fmt.Sprintf(" %d of them %s left with no route, and so with no registry chain.", unrouted, plural(unrouted, "is", "are"))
 		}
+		diags.AddWarning("Clusters change route", detail)
+	}
+	if s := eff.Static; s != nil {
 		var covers []string
 		for _, c := range s.Coverage {
 			covers = append(covers, fmt.Sprintf("%s by route %q (priority %d) %s", c.Field, c.By, c.ByPriority, c.ByField))
 		}
 		diags.AddWarning("Route shadowed", fmt.Sprintf("Route %q can never win a cluster: every criterion is covered by an earlier route — %s. "+
-			"Give it a lower priority than those routes, or remove it.", name, strings.Join(covers, "; ")))
-		return diags
-	}
-	for _, s := range rep.Shadowed {
-		if s.Route != name {
-			continue
-		}
+			"Give it a lower priority than those routes, or remove it.", s.Route, strings.Join(covers, "; ")))
+	} else if s := eff.Shadow; s != nil {
 		var claims []string
 		lowest := s.Priority
 		for _, c := range s.Claims {
@@ -640,7 +618,7 @@ func shadowWarnings(name string, router *routing.Router, rep *routing.Report) di
 			lowest = min(lowest, c.Priority)
 		}
 		diags.AddWarning("Route shadowed", fmt.Sprintf("Route %q (priority %d) wins none of the clusters it selects: %s. "+
-			"Give it a priority lower than %d to take them, or remove it.", name, s.Priority, strings.Join(claims, "; "), lowest))
+			"Give it a priority lower than %d to take them, or remove it.", s.Route, s.Priority, strings.Join(claims, "; "), lowest))
 	}
 	return diags
 }

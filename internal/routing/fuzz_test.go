@@ -164,3 +164,78 @@ func FuzzResolve(f *testing.F) {
 		}
 	})
 }
+
+// FuzzEffect checks Router.Effect, which resolves only the clusters a change touches, against
+// compiling the changed routes and comparing every cluster's route.
+func FuzzEffect(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte{3, 1, 5, 0, 2, 1, 1, 3, 0, 1, 2, 3, 0, 1, 7, 2, 2, 1, 0, 3, 6, 1, 2, 0, 0, 1, 9, 4, 4, 4, 1, 2, 0, 1, 3})
+	f.Add([]byte{7, 0, 9, 1, 1, 2, 0, 2, 3, 1, 2, 1, 0, 2, 3, 2, 1, 1, 3, 8, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 8, 1, 1})
+	f.Add([]byte{5, 2, 1, 0, 0, 3, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0, 3, 3, 3, 3, 8, 8, 8, 8, 8, 8, 8, 8, 8, 0, 2})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		g := &gen{data: data}
+		routes := g.routes()
+		clusters := g.clusters()
+		next := g.routes() // its first route, renamed, is the change's next version
+		var ch routing.Change
+		if len(routes) > 0 && g.next(2) == 0 {
+			ch.Removed = []string{routes[g.next(len(routes))].Name}
+		}
+		if len(next) > 0 {
+			n := next[0]
+			n.Name = "n"
+			if len(ch.Removed) > 0 && g.next(2) == 0 {
+				n.Name = ch.Removed[0] // an update in place
+			}
+			ch.Next = &n
+		}
+		before, err := routing.Compile(routes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var afterRoutes []routing.Route
+		for _, r := range routes {
+			if !slices.Contains(ch.Removed, r.Name) && (ch.Next == nil || r.Name != ch.Next.Name) {
+				afterRoutes = append(afterRoutes, r)
+			}
+		}
+		if ch.Next != nil {
+			ch.Removed = append(ch.Removed, ch.Next.Name) // its hub version, if any
+			afterRoutes = append(afterRoutes, *ch.Next)
+		}
+		after, err := routing.Compile(afterRoutes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := before.ResolveAll(clusters)
+		afterRep := after.ResolveAll(clusters)
+		got, err := before.Effect(clusters, rep, ch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := fmt.Sprintf("routes %+v\nclusters %+v\nchange removes %v, next %+v", routes, clusters, ch.Removed, ch.Next)
+		if want := routing.Diff(rep.Clusters, afterRep.Clusters); !reflect.DeepEqual(got.Moves, want) {
+			t.Fatalf("%s\nMoves = %+v, want %+v", ctx, got.Moves, want)
+		}
+		var wantShadow *routing.Shadow
+		var wantStatic *routing.StaticShadow
+		if ch.Next != nil {
+			for _, s := range afterRep.Shadowed {
+				if s.Route == ch.Next.Name {
+					wantShadow = &s
+				}
+			}
+			for _, s := range after.StaticShadows() {
+				if s.Route == ch.Next.Name {
+					wantStatic = &s
+				}
+			}
+		}
+		if !reflect.DeepEqual(got.Shadow, wantShadow) {
+			t.Fatalf("%s\nShadow = %+v, want %+v", ctx, got.Shadow, wantShadow)
+		}
+		if ch.Next != nil && !ch.Next.Default && !reflect.DeepEqual(got.Static, wantStatic) {
+			t.Fatalf("%s\nStatic = %+v, want %+v", ctx, got.Static, wantStatic)
+		}
+	})
+}

@@ -148,15 +148,23 @@ func (x *index) cost(q requirement) int {
 func (x *index) none() int64 { return rank(x.size, 0) }
 
 // first returns the rank of the earliest match of c, or x.none().
-func (x *index) first(c Cluster) int64 {
+func (x *index) first(c Cluster) int64 { return x.firstExcept(c, nil) }
+
+// firstExcept returns the rank of the earliest match of c among the routes at positions skip
+// does not name (nil skips none), or x.none().
+func (x *index) firstExcept(c Cluster, skip func(position int) bool) int64 {
 	best := x.none()
-	if rs := x.byName[c.Name]; len(rs) > 0 {
-		best = rs[0]
-	}
-	for _, g := range c.Groups {
-		if rs := x.byGroup[g]; len(rs) > 0 && rs[0] < best {
-			best = rs[0]
+	kept := func(rs []int64) int64 {
+		for _, r := range rs {
+			if skip == nil || !skip(position(r)) {
+				return r
+			}
 		}
+		return x.none()
+	}
+	best = min(best, kept(x.byName[c.Name]))
+	for _, g := range c.Groups {
+		best = min(best, kept(x.byGroup[g]))
 	}
 	var buf [16]label
 	labels := x.labelKeys.read(c.Labels, buf[:])
@@ -165,21 +173,21 @@ func (x *index) first(c Cluster) int64 {
 			break
 		}
 		if l := labels[k.slot]; l.ok {
-			best = firstIn(k.idx.values[l.value], labels, best)
-			best = firstIn(k.idx.exists, labels, best)
+			best = firstIn(k.idx.values[l.value], labels, best, skip)
+			best = firstIn(k.idx.exists, labels, best, skip)
 		}
 	}
-	return firstIn(x.unanchored, labels, best)
+	return firstIn(x.unanchored, labels, best, skip)
 }
 
 // firstIn returns the rank of the first selector in refs that matches labels if it is below
-// best, else best.
-func firstIn(refs []selRef, labels []label, best int64) int64 {
+// best, else best; selectors of routes skip names are passed over.
+func firstIn(refs []selRef, labels []label, best int64, skip func(int) bool) int64 {
 	for _, ref := range refs {
 		if ref.rank >= best {
 			break
 		}
-		if matchesAll(ref.rest, labels) {
+		if (skip == nil || !skip(position(ref.rank))) && matchesAll(ref.rest, labels) {
 			return ref.rank
 		}
 	}

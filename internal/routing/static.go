@@ -1,5 +1,7 @@
 package routing
 
+import "slices"
+
 // StaticShadow is a route that can never win a cluster, on any inventory, because earlier routes
 // match everything its criteria could select.
 type StaticShadow struct {
@@ -24,55 +26,73 @@ type Coverage struct {
 // together is not reported.
 func (r *Router) StaticShadows() []StaticShadow {
 	var out []StaticShadow
-	names := map[string]Coverage{} // first route naming a cluster
-	groups := map[string]Coverage{}
-	var everything *Coverage // first empty selector
 	for j, rt := range r.routes {
-		var cov []Coverage
-		for i, n := range rt.ClusterNames {
-			if c, ok := earliest(names[n], everything); ok {
-				c.Field = Path{Attr("cluster_names"), Index(i)}
-				cov = append(cov, c)
-			}
-		}
-		for i, g := range rt.ClusterGroups {
-			if c, ok := earliest(groups[g], everything); ok {
-				c.Field = Path{Attr("cluster_groups"), Index(i)}
-				cov = append(cov, c)
-			}
-		}
-		for s, reqs := range rt.selectors {
-			if c, ok := r.coveringSelector(j, reqs); ok {
-				c.Field = Path{Attr("cluster_selectors"), Index(s)}
-				cov = append(cov, c)
-			}
-		}
-		if len(cov) == len(rt.ClusterNames)+len(rt.ClusterGroups)+len(rt.selectors) {
-			out = append(out, StaticShadow{Route: rt.Name, Priority: rt.Priority, Coverage: cov})
-		}
-
-		for i, n := range rt.ClusterNames {
-			if _, ok := names[n]; !ok {
-				names[n] = Coverage{By: rt.Name, ByPriority: rt.Priority, ByField: Path{Attr("cluster_names"), Index(i)}}
-			}
-		}
-		for i, g := range rt.ClusterGroups {
-			if _, ok := groups[g]; !ok {
-				groups[g] = Coverage{By: rt.Name, ByPriority: rt.Priority, ByField: Path{Attr("cluster_groups"), Index(i)}}
-			}
-		}
-		for s, reqs := range rt.selectors {
-			if len(reqs) == 0 && everything == nil {
-				everything = &Coverage{By: rt.Name, ByPriority: rt.Priority, ByField: Path{Attr("cluster_selectors"), Index(s)}}
-			}
+		if s, ok := staticShadow(rt, r.routes[:j]); ok {
+			out = append(out, s)
 		}
 	}
-	if r.def != nil && everything != nil {
-		c := *everything
-		c.Field = Path{Attr("default")}
-		out = append(out, StaticShadow{Route: r.def.Name, Priority: r.def.Priority, Coverage: []Coverage{c}})
+	if r.def != nil {
+		if s, ok := staticShadow(r.def, r.routes); ok {
+			out = append(out, s)
+		}
 	}
 	return out
+}
+
+// staticShadow reports whether the earlier routes cover every criterion of rt (see
+// StaticShadows); a default route is covered by an earlier empty selector.
+func staticShadow(rt *compiledRoute, earlier []*compiledRoute) (StaticShadow, bool) {
+	names := map[string]Coverage{} // first earlier route naming a cluster rt names
+	groups := map[string]Coverage{}
+	var everything *Coverage // first empty selector
+	for _, e := range earlier {
+		for i, n := range e.ClusterNames {
+			if _, ok := names[n]; !ok && slices.Contains(rt.ClusterNames, n) {
+				names[n] = Coverage{By: e.Name, ByPriority: e.Priority, ByField: Path{Attr("cluster_names"), Index(i)}}
+			}
+		}
+		for i, g := range e.ClusterGroups {
+			if _, ok := groups[g]; !ok && slices.Contains(rt.ClusterGroups, g) {
+				groups[g] = Coverage{By: e.Name, ByPriority: e.Priority, ByField: Path{Attr("cluster_groups"), Index(i)}}
+			}
+		}
+		for s, reqs := range e.selectors {
+			if len(reqs) == 0 && everything == nil {
+				everything = &Coverage{By: e.Name, ByPriority: e.Priority, ByField: Path{Attr("cluster_selectors"), Index(s)}}
+			}
+		}
+	}
+	if rt.Default {
+		if everything == nil {
+			return StaticShadow{}, false
+		}
+		c := *everything
+		c.Field = Path{Attr("default")}
+		return StaticShadow{Route: rt.Name, Priority: rt.Priority, Coverage: []Coverage{c}}, true
+	}
+	var cov []Coverage
+	for i, n := range rt.ClusterNames {
+		if c, ok := earliest(names[n], everything); ok {
+			c.Field = Path{Attr("cluster_names"), Index(i)}
+			cov = append(cov, c)
+		}
+	}
+	for i, g := range rt.ClusterGroups {
+		if c, ok := earliest(groups[g], everything); ok {
+			c.Field = Path{Attr("cluster_groups"), Index(i)}
+			cov = append(cov, c)
+		}
+	}
+	for s, reqs := range rt.selectors {
+		if c, ok := coveringSelector(earlier, reqs); ok {
+			c.Field = Path{Attr("cluster_selectors"), Index(s)}
+			cov = append(cov, c)
+		}
+	}
+	if len(cov) < len(rt.ClusterNames)+len(rt.ClusterGroups)+len(rt.selectors) {
+		return StaticShadow{}, false
+	}
+	return StaticShadow{Route: rt.Name, Priority: rt.Priority, Coverage: cov}, true
 }
 
 // earliest returns whichever of a (the zero Coverage when absent) and b (nil when absent) has
@@ -87,10 +107,10 @@ func earliest(a Coverage, b *Coverage) (Coverage, bool) {
 	return Coverage{}, false
 }
 
-// coveringSelector finds the first selector of a route before position j that every cluster
-// matching reqs also matches.
-func (r *Router) coveringSelector(j int, reqs []requirement) (Coverage, bool) {
-	for _, rt := range r.routes[:j] {
+// coveringSelector finds the first selector of the earlier routes that every cluster matching
+// reqs also matches.
+func coveringSelector(earlier []*compiledRoute, reqs []requirement) (Coverage, bool) {
+	for _, rt := range earlier {
 		for s, earlier := range rt.selectors {
 			if implies(reqs, earlier) {
 				return Coverage{By: rt.Name, ByPriority: rt.Priority, ByField: Path{Attr("cluster_selectors"), Index(s)}}, true
