@@ -27,7 +27,7 @@ var protoV6Providers = map[string]func() (tfprotov6.ProviderServer, error){
 
 // testRESTConfig is the admin configuration of the hub the acceptance tests run against
 // (KUBE_CONFIG_PATH, as the provider reads it).
-func testRESTConfig(t *testing.T) *rest.Config {
+func testRESTConfig(t testing.TB) *rest.Config {
 	t.Helper()
 	if os.Getenv("TF_ACC") == "" {
 		t.Skip("acceptance test: set TF_ACC=1 (make testacc) to run it on the local hub")
@@ -44,7 +44,7 @@ func testRESTConfig(t *testing.T) *rest.Config {
 }
 
 // testHub is a typed client of that hub, for out-of-band changes and assertions on hub objects.
-func testHub(t *testing.T) kubernetes.Interface {
+func testHub(t testing.TB) kubernetes.Interface {
 	t.Helper()
 	return kubernetes.NewForConfigOrDie(testRESTConfig(t))
 }
@@ -52,7 +52,7 @@ func testHub(t *testing.T) kubernetes.Interface {
 var workspaceSeq atomic.Int64
 
 // testWorkspace creates a fresh namespace so that each test sees only its own objects.
-func testWorkspace(t *testing.T, kube kubernetes.Interface) string {
+func testWorkspace(t testing.TB, kube kubernetes.Interface) string {
 	t.Helper()
 	testName := strings.Map(func(r rune) rune {
 		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {

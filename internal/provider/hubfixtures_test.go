@@ -32,13 +32,13 @@ var (
 // package, so their names carry a prefix unique to the test's workspace: use Name to get the name
 // of a cluster or set on the hub.
 type hubFixtures struct {
-	t      *testing.T
+	t      testing.TB
 	dyn    dynamic.Interface
 	ws     string
 	prefix string
 }
 
-func newHubFixtures(t *testing.T, ws string) *hubFixtures {
+func newHubFixtures(t testing.TB, ws string) *hubFixtures {
 	t.Helper()
 	dyn, err := dynamic.NewForConfig(testRESTConfig(t))
 	if err != nil {

@@ -35,14 +35,14 @@ import (
 // planDriver is one configured provider's fleet_oci_route resource, as Terraform would use it
 // for one plan: every ModifyPlan call shares the provider's hub client and planned objects.
 type planDriver struct {
-	t      *testing.T
+	t      testing.TB
 	res    resource.ResourceWithModifyPlan
 	schema tfsdk.Plan // holds only the schema, for building values
 }
 
 // newPlanDriver configures a new provider with the given provider-block attributes (the rest
 // null, so that KUBE_CONFIG_PATH names the hub) and returns its fleet_oci_route resource.
-func newPlanDriver(t *testing.T, providerConfig map[string]tftypes.Value) *planDriver {
+func newPlanDriver(t testing.TB, providerConfig map[string]tftypes.Value) *planDriver {
 	t.Helper()
 	ctx := context.Background()
 	p := New("test")()
