@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/umkim/terraform-provider-fleet/internal/puller"
+	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
 )
 
 // runPull implements `fleet-controller pull`: it prints the final pull status as JSON on stdout
@@ -123,10 +124,10 @@ func loadChain(path string) ([]puller.Registry, error) {
 			key   string
 			value *string
 		}{
-			{"username", &r.Username},
-			{"password", (*string)(&r.Password)},
-			{"agentUsername", &r.AgentUsername},
-			{"agentPassword", (*string)(&r.AgentPassword)},
+			{registrysecret.KeyUsername, &r.Username},
+			{registrysecret.KeyPassword, (*string)(&r.Password)},
+			{registrysecret.KeyAgentUsername, &r.AgentUsername},
+			{registrysecret.KeyAgentPassword, (*string)(&r.AgentPassword)},
 		} {
 			m := envRef.FindStringSubmatch(*c.value)
 			if m == nil {
