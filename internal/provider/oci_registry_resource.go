@@ -274,8 +274,9 @@ func checkOCIRegistryPlan(ctx context.Context, c hubresource.PlanCheck[ociRegist
 			}
 		}
 		if len(users) > 0 {
-			diags.AddWarning("Registry in use", fmt.Sprintf("Destroying registry %q of workspace %s: route %s names it. Unless this plan changes %s too, "+
-				"their clusters lose it from their chain.", name, ws, strings.Join(users, ", "), plural(len(users), "that route", "those routes")))
+			diags.AddWarning("Registry in use", fmt.Sprintf("Destroying registry %q of workspace %s: %s %s %s it. Unless this plan changes %s too, "+
+				"%s clusters lose it from their chain.", name, ws, plural(len(users), "route", "routes"), strings.Join(users, ", "), plural(len(users), "names", "name"),
+				plural(len(users), "that route", "those routes"), plural(len(users), "its", "their")))
 		}
 		return diags
 	}

@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -29,12 +30,16 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+
+	"github.com/umkim/terraform-provider-fleet/internal/hub"
+	"github.com/umkim/terraform-provider-fleet/internal/hubresource"
 )
 
-// planDriver is one configured provider's fleet_oci_route resource, as Terraform would use it
-// for one plan: every ModifyPlan call shares the provider's hub client and planned objects.
-type planDriver struct {
+// planDriver is one resource of one configured provider, with model M, as Terraform would use
+// it for one plan: every ModifyPlan call shares the provider's hub client.
+type planDriver[M any] struct {
 	t      testing.TB
 	res    resource.ResourceWithModifyPlan
 	schema tfsdk.Plan // holds only the schema, for building values
@@ -42,7 +47,13 @@ type planDriver struct {
 
 // newPlanDriver configures a new provider with the given provider-block attributes (the rest
 // null, so that KUBE_CONFIG_PATH names the hub) and returns its fleet_oci_route resource.
-func newPlanDriver(t testing.TB, providerConfig map[string]tftypes.Value) *planDriver {
+func newPlanDriver(t testing.TB, providerConfig map[string]tftypes.Value) *planDriver[ociRouteModel] {
+	t.Helper()
+	return newPlanDriverFor[ociRouteModel](t, "fleet_oci_route", providerConfig)
+}
+
+// newPlanDriverFor is newPlanDriver for the resource typeName, whose model is M.
+func newPlanDriverFor[M any](t testing.TB, typeName string, providerConfig map[string]tftypes.Value) *planDriver[M] {
 	t.Helper()
 	ctx := context.Background()
 	p := New("test")()
@@ -67,12 +78,12 @@ func newPlanDriver(t testing.TB, providerConfig map[string]tftypes.Value) *planD
 		r := newRes()
 		var mresp resource.MetadataResponse
 		r.Metadata(ctx, resource.MetadataRequest{ProviderTypeName: "fleet"}, &mresp)
-		if mresp.TypeName == "fleet_oci_route" {
+		if mresp.TypeName == typeName {
 			res = r
 		}
 	}
 	if res == nil {
-		t.Fatal("the provider has no fleet_oci_route resource")
+		t.Fatalf("the provider has no %s resource", typeName)
 	}
 	var confResp resource.ConfigureResponse
 	res.(resource.ResourceWithConfigure).Configure(ctx, resource.ConfigureRequest{ProviderData: cresp.ResourceData}, &confResp)
@@ -81,23 +92,24 @@ func newPlanDriver(t testing.TB, providerConfig map[string]tftypes.Value) *planD
 	}
 	var sr resource.SchemaResponse
 	res.Schema(ctx, resource.SchemaRequest{}, &sr)
-	return &planDriver{t: t, res: res.(resource.ResourceWithModifyPlan), schema: tfsdk.Plan{Schema: sr.Schema}}
+	return &planDriver[M]{t: t, res: res.(resource.ResourceWithModifyPlan), schema: tfsdk.Plan{Schema: sr.Schema}}
 }
 
-// model returns a route model that can be set into a plan: timeouts null.
-func (d *planDriver) model(m ociRouteModel) *ociRouteModel {
+// model returns a copy of m that can be set into a plan: timeouts null.
+func (d *planDriver[M]) model(m M) *M {
 	ctx := context.Background()
 	tt, diags := d.schema.Schema.TypeAtPath(ctx, path.Root("timeouts"))
 	if diags.HasError() {
 		d.t.Fatalf("timeouts type: %v", diags)
 	}
-	m.Timeouts = timeouts.Value{Object: types.ObjectNull(tt.(attr.TypeWithAttributeTypes).AttributeTypes())}
+	null := timeouts.Value{Object: types.ObjectNull(tt.(attr.TypeWithAttributeTypes).AttributeTypes())}
+	reflect.ValueOf(&m).Elem().FieldByName("Timeouts").Set(reflect.ValueOf(null)) // of the embedded hubresource.Meta
 	return &m
 }
 
 // plan runs ModifyPlan for a create (prior nil), an update or replace, or a destroy (planned nil)
-// of the route and returns its diagnostics.
-func (d *planDriver) plan(planned *ociRouteModel, prior *ociRouteModel) diag.Diagnostics {
+// and returns its diagnostics.
+func (d *planDriver[M]) plan(planned *M, prior *M) diag.Diagnostics {
 	d.t.Helper()
 	ctx := context.Background()
 	typ := d.schema.Schema.Type().TerraformType(ctx)
@@ -331,6 +343,51 @@ func TestAccOCIRoutePlan_duplicateObject(t *testing.T) {
 	}
 	assertPlanDiags(t, d.plan(&other, nil), []wantPlanDiag{{diag.SeverityError, "Duplicate OCIStorageRoute",
 		fmt.Sprintf("Two resources of this configuration create OCIStorageRoute %s/twin: they would overwrite each other on the hub. Give each its own name (or workspace).", ws), false}})
+}
+
+// TestAccOCIRegistryPlan: a second source is an error only when no Terraform configuration
+// manages the first; replacing the source keeps no conflict with its own prior; destroying a
+// registry that routes name warns, naming them; an object already on the hub is caught at plan,
+// as an error when no configuration manages it and as a warning when one does.
+func TestAccOCIRegistryPlan(t *testing.T) {
+	kube := testHub(t)
+	ws := testWorkspace(t, kube)
+	f := newHubFixtures(t, ws)
+	f.Registry("kubectl-source", "source", "harbor.example.com/kubectl")
+	f.create(schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, map[string]any{
+		"apiVersion": "v1", "kind": "Secret", "type": OCIRegistrySecretType,
+		"metadata": map[string]any{"name": "tf-mirror", "namespace": ws, "labels": map[string]any{OCIRegistryRoleLabel: "mirror", hub.ManagedByLabel: DefaultFieldManager}},
+		"data":     map[string]any{"reference": "bWlycm9yLmV4YW1wbGUuY29t"},
+	})
+	f.Route("uses-mirror", map[string]any{"priority": 1, "clusterNames": []any{"x"}, "registries": []any{"tf-mirror"}})
+	reg := func(name, role string) *ociRegistryModel {
+		return &ociRegistryModel{Meta: hubresource.Meta{Name: types.StringValue(name), Workspace: types.StringValue(ws), ID: types.StringValue(ws + "/" + name)},
+			Role: types.StringValue(role), Reference: types.StringValue(name + ".example.com"),
+			Username: types.StringNull(), PasswordWO: types.StringNull(), PasswordWOVersion: types.Int64Null(),
+			AgentUsername: types.StringNull(), AgentPasswordWO: types.StringNull(), AgentPasswordWOVersion: types.Int64Null(),
+			InsecureSkipTLS: types.BoolValue(false), BasicHTTP: types.BoolValue(false), CACerts: types.StringNull()}
+	}
+	cases := []struct {
+		name        string
+		plan, prior *ociRegistryModel
+		want        []wantPlanDiag
+	}{
+		{"second source next to one made with kubectl", reg("new-source", "source"), nil, []wantPlanDiag{{diag.SeverityError, "Second source registry",
+			fmt.Sprintf(`Workspace %s already has the source registry "kubectl-source", which no Terraform configuration manages;`, ws), true}}},
+		{"a mirror is fine", reg("new-mirror", "mirror"), nil, nil},
+		{"destroying a registry that a route names", nil, reg("tf-mirror", "mirror"), []wantPlanDiag{{diag.SeverityWarning, "Registry in use",
+			fmt.Sprintf(`Destroying registry "tf-mirror" of workspace %s: route "uses-mirror" names it. Unless this plan changes that route too, its clusters lose it from their chain.`, ws), false}}},
+		{"creating one that Terraform manages on the hub", reg("tf-mirror", "mirror"), nil, []wantPlanDiag{{diag.SeverityWarning, "Secret already on the hub",
+			fmt.Sprintf("Secret %s/tf-mirror is on the hub and managed by Terraform:", ws), true}}},
+		{"creating one made with kubectl", reg("kubectl-source", "mirror"), nil, []wantPlanDiag{{diag.SeverityError, "Secret already exists",
+			fmt.Sprintf("Secret %s/kubectl-source is already on the hub, and no Terraform configuration manages it. To manage it with Terraform, import it:\n  terraform import fleet_oci_registry.<label> %s/kubectl-source", ws, ws), true}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := newPlanDriverFor[ociRegistryModel](t, "fleet_oci_registry", nil)
+			assertPlanDiags(t, d.plan(tc.plan, tc.prior), tc.want)
+		})
+	}
 }
 
 // TestAccOCIRoutePlan_orderDoesNotMatter plans one configuration's changes in every order, each
