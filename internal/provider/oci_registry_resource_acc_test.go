@@ -3,7 +3,9 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -60,11 +62,65 @@ func checkSecret(t *testing.T, kube kubernetes.Interface, ws, name, role string,
 		}
 		for k, v := range want {
 			if got, ok := s.Data[k]; !ok || string(got) != v {
+				if strings.Contains(strings.ToLower(k), "password") { // never print a credential
+					return fmt.Errorf("Secret data[%s] (present %v) is not the expected credential", k, ok)
+				}
 				return fmt.Errorf("Secret data[%s] = %q (present %v), want %q", k, got, ok, v)
 			}
 		}
 		return nil
 	}
+}
+
+// TestAccOCIRegistry_convergesAndKeepsCredentials: a key another field manager adds is removed
+// by the next apply; a password changes on the hub only when its version does, and goes when
+// the configuration removes it and its version.
+func TestAccOCIRegistry_convergesAndKeepsCredentials(t *testing.T) {
+	kube := testHub(t)
+	ws := testWorkspace(t, kube)
+	addr := "fleet_oci_registry.m"
+	config := func(password string, version int) string {
+		creds := ""
+		if password != "" {
+			creds = fmt.Sprintf("  password_wo = %q\n  password_wo_version = %d\n", password, version)
+		}
+		return registryConfig(ws, "m", "  role      = \"mirror\"\n  reference = \"m.example.com\"\n  username  = \"u\"\n"+creds)
+	}
+	base := map[string]string{"reference": "m.example.com", "username": "u", "basicHTTP": "false", "insecureSkipTLS": "false"}
+	with := func(password string) map[string]string {
+		out := maps.Clone(base)
+		if password != "" {
+			out["password"] = password
+		}
+		return out
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Providers,
+		Steps: []resource.TestStep{
+			{Config: config("first-secret", 1), Check: checkSecret(t, kube, ws, "m", "mirror", with("first-secret"))},
+			{
+				// kubectl adds agentUsername and rotates the password by hand.
+				PreConfig: func() {
+					s := getSecret(t, kube, ws, "m")
+					s.Data["agentUsername"] = []byte("intruder")
+					s.Data["password"] = []byte("rotated-by-hand")
+					if _, err := kube.CoreV1().Secrets(ws).Update(context.Background(), s, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+						t.Fatalf("out-of-band update: %v", err)
+					}
+				},
+				Config: config("first-secret", 1),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(addr, tfjsonpath.New("agent_username"), knownvalue.Null()),
+				}},
+				Check: checkSecret(t, kube, ws, "m", "mirror", with("rotated-by-hand")),
+			},
+			{Config: config("first-secret", 1), ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
+			{Config: config("second-secret", 2), Check: checkSecret(t, kube, ws, "m", "mirror", with("second-secret"))},
+			{Config: config("", 0), Check: checkSecret(t, kube, ws, "m", "mirror", with(""))},
+			{Config: config("", 0), ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
+		},
+	})
 }
 
 func TestAccOCIRegistry_lifecycle(t *testing.T) {
