@@ -3,6 +3,10 @@ provider "fleet" {
   config_path    = "~/.kube/config"
   config_context = "hub"
   workspace      = "fleet-default"
+
+  # Each hub request, and each resource's plan-time checks, may take this long; a hub that does
+  # not answer in time skips the checks with a warning instead of hanging the plan.
+  request_timeout = "20s"
 }
 
 # Or with explicit settings, e.g. from another module's outputs.
