@@ -556,10 +556,15 @@ func TestAccOCIRoute_planErrorsWriteNothing(t *testing.T) {
 // changes whose checks would depend on the order Terraform plans in if they looked at siblings:
 // routes naming by literal the registries created next to them, then a rename that keeps the
 // priority, swapped priorities, a new default replacing the old, and a new source replacing the
-// old. Every apply succeeds and the hub ends as configured.
+// old — with the resources declared in either order. Every apply succeeds and the hub ends as
+// configured.
 func TestAccOCIRoute_siblingsInOneApply(t *testing.T) {
-	for _, parallelism := range []string{"1", "10"} {
-		t.Run("parallelism="+parallelism, func(t *testing.T) {
+	for _, tc := range []struct {
+		parallelism string
+		reversed    bool
+	}{{"1", false}, {"10", false}, {"1", true}, {"10", true}} {
+		parallelism := tc.parallelism
+		t.Run(fmt.Sprintf("parallelism=%s reversed=%t", parallelism, tc.reversed), func(t *testing.T) {
 			t.Setenv("TF_CLI_ARGS_plan", "-parallelism="+parallelism)
 			t.Setenv("TF_CLI_ARGS_apply", "-parallelism="+parallelism)
 			kube := testHub(t)
@@ -569,13 +574,16 @@ func TestAccOCIRoute_siblingsInOneApply(t *testing.T) {
 				return registryConfig(ws, name, fmt.Sprintf("  role      = \"source\"\n  reference = \"%s.example.com/fleet\"", name))
 			}
 			routes := func(src string, specs ...string) string {
-				out := source(src) + mirrorConfig(ws, "mirror")
+				blocks := []string{source(src), mirrorConfig(ws, "mirror")}
 				for _, spec := range specs {
 					name, rest, _ := strings.Cut(spec, " ")
 					priority, extra, _ := strings.Cut(rest, " ")
-					out += routeConfig(ws, name, fmt.Sprintf("  priority   = %s\n  registries = [%q, \"mirror\"]\n  %s", priority, src, extra))
+					blocks = append(blocks, routeConfig(ws, name, fmt.Sprintf("  priority   = %s\n  registries = [%q, \"mirror\"]\n  %s", priority, src, extra)))
 				}
-				return out
+				if tc.reversed {
+					slices.Reverse(blocks)
+				}
+				return strings.Join(blocks, "")
 			}
 			step1 := routes("src-a", `a 10 cluster_names = ["eu-01"]`, `b 20 cluster_names = ["eu-02"]`, `old 30 cluster_names = ["us-01"]`, `d1 1000 default = true`)
 			step2 := routes("src-a", `a 20 cluster_names = ["eu-01"]`, `b 10 cluster_names = ["eu-02"]`, `renamed 30 cluster_names = ["us-01"]`, `d2 1000 default = true`)
