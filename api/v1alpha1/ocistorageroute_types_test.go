@@ -2,9 +2,7 @@ package v1alpha1_test
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -25,18 +23,7 @@ import (
 // TestRouteValidationOnHub installs the generated CRD on a real kube-apiserver and checks that
 // the schema's pattern, item and CEL rules reject what they should and accept what they should.
 func TestRouteValidationOnHub(t *testing.T) {
-	h, err := testbed.Start(t.Context(), testbed.Options{})
-	if errors.Is(err, testbed.ErrBinariesMissing) && os.Getenv(testbed.EnvRequire) != "1" {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := h.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
+	h := testbed.StartT(t)
 	ctx := t.Context()
 	cs, err := kubernetes.NewForConfig(h.Config)
 	if err != nil {

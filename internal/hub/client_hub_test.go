@@ -3,7 +3,6 @@ package hub_test
 import (
 	"encoding/base64"
 	"errors"
-	"os"
 	"slices"
 	"testing"
 
@@ -21,14 +20,7 @@ import (
 // On the local hub: a missing kind is told from a missing object, and ApplyOwned removes what
 // another field manager added to the fields the caller owns, which server-side apply leaves.
 func TestClientOnHub(t *testing.T) {
-	h, err := testbed.Start(t.Context(), testbed.Options{})
-	if errors.Is(err, testbed.ErrBinariesMissing) && os.Getenv(testbed.EnvRequire) != "1" {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = h.Stop() })
+	h := testbed.StartT(t)
 	ctx := t.Context()
 	c, err := hub.NewClient(h.Config, "terraform-provider-fleet")
 	if err != nil {

@@ -72,3 +72,22 @@ func Main(m *testing.M) int {
 	}
 	return code
 }
+
+// StartT starts a local hub for one test and stops it when the test ends. Without kube-apiserver
+// or etcd it skips the test, or fails it when FLEET_REQUIRE_TESTBED=1.
+func StartT(t testing.TB) *Hub {
+	t.Helper()
+	h, err := Start(t.Context(), Options{})
+	if errors.Is(err, ErrBinariesMissing) && os.Getenv(EnvRequire) != "1" {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := h.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return h
+}
