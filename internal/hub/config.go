@@ -40,7 +40,7 @@ type ExecSettings struct {
 }
 
 // ErrNotConfigured means the settings name no hub at all.
-var ErrNotConfigured = errors.New("no hub configured: set config_path (or KUBE_CONFIG_PATH) to a kubeconfig, or host with credentials")
+var ErrNotConfigured = errors.New("no hub configured: neither a kubeconfig nor a host is given")
 
 // RESTConfig builds the client configuration: a kubeconfig file (with an optional context) when
 // ConfigPath is set, overridden field by field by the explicit settings.
@@ -83,7 +83,7 @@ func (s Settings) RESTConfig() (*rest.Config, error) {
 			return nil, err
 		}
 		if _, err := os.Stat(path); err != nil {
-			return nil, fmt.Errorf("config_path %q: %w", s.ConfigPath, err)
+			return nil, fmt.Errorf("kubeconfig %q: %w", s.ConfigPath, err)
 		}
 		rules.ExplicitPath = path
 	}
@@ -105,7 +105,7 @@ func expandHome(path string) (string, error) {
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
-		return "", fmt.Errorf("config_path %q: %w", path, err)
+		return "", fmt.Errorf("kubeconfig %q: %w", path, err)
 	}
 	return filepath.Join(home, strings.TrimPrefix(path, "~")), nil
 }

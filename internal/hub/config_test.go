@@ -45,7 +45,7 @@ func TestSettingsRESTConfig(t *testing.T) {
 			wantHost: "https://other:6443", wantTok: "explicit", wantInsecureVerify: true},
 		{name: "explicit settings alone", settings: Settings{Host: "https://h:6443", Token: "t", Insecure: true}, wantHost: "https://h:6443", wantTok: "t", wantInsecureVerify: true},
 		{name: "nothing configured", settings: Settings{}, wantErrIs: ErrNotConfigured},
-		{name: "missing file", settings: Settings{ConfigPath: "/nonexistent/kubeconfig"}, wantErr: `config_path "/nonexistent/kubeconfig"`},
+		{name: "missing file", settings: Settings{ConfigPath: "/nonexistent/kubeconfig"}, wantErr: `kubeconfig "/nonexistent/kubeconfig"`},
 		{name: "unknown context", settings: Settings{ConfigPath: path, ConfigContext: "nope"}, wantErr: `context "nope" does not exist`},
 	}
 	for _, tc := range cases {

@@ -352,7 +352,7 @@ resource "fleet_oci_registry" "r" {
   role      = "mirror"
   reference = "harbor.example.com"
 }`,
-			ExpectError: expectError("Invalid hub connection settings", `config_path "/nonexistent/kubeconfig"`),
+			ExpectError: expectError("Invalid hub connection settings", `kubeconfig "/nonexistent/kubeconfig"`, "check config_path"),
 		}},
 	})
 }

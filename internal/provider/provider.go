@@ -5,6 +5,7 @@ package provider
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"time"
 
@@ -187,7 +188,11 @@ func (p *fleetProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	}
 	cfg, err := settings.RESTConfig()
 	if err != nil {
-		resp.Diagnostics.AddError("Invalid hub connection settings", err.Error())
+		hint := "check config_path (or KUBE_CONFIG_PATH), config_context and the explicit settings"
+		if errors.Is(err, hub.ErrNotConfigured) {
+			hint = "set config_path (or KUBE_CONFIG_PATH) to a kubeconfig, or host with credentials"
+		}
+		resp.Diagnostics.AddError("Invalid hub connection settings", fmt.Sprintf("%v: %s.", err, hint))
 		return
 	}
 	cfg.Timeout = env.CheckTimeout
