@@ -33,6 +33,15 @@ type PlanCheck[M any] struct {
 	Replace bool
 }
 
+// CheckErr is err as a plan-time check reports it: when the check's deadline passed, that the
+// hub did not answer in time.
+func (e *Env) CheckErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("the hub did not answer within %s (the provider's request_timeout); plan again when it does", e.CheckTimeout)
+	}
+	return err
+}
+
 // claims records the objects this provider process plans to create, to catch two resources of
 // one configuration that would be the same hub object.
 type claims struct {
@@ -68,11 +77,8 @@ func (r *Resource[M, P]) checkNew(ctx context.Context, l hub.Lister, ws, name st
 	}
 	items, err := l.List(ctx, r.kind.Object, ws, "")
 	if err != nil {
-		if ctx.Err() != nil {
-			err = fmt.Errorf("the hub did not answer within %s (the provider's request_timeout); plan again when it does", r.env.CheckTimeout)
-		}
 		diags.AddWarning("Hub checks skipped", fmt.Sprintf("Could not list the %ss of workspace %s, so an existing %s %s would not be noticed: %v",
-			r.kind.Object.Kind, ws, r.kind.Object.Kind, id, err))
+			r.kind.Object.Kind, ws, r.kind.Object.Kind, id, r.env.CheckErr(ctx, err)))
 		return false
 	}
 	for i := range items {

@@ -484,10 +484,7 @@ func checkedWorkspace[M any](ctx context.Context, c hubresource.PlanCheck[M], no
 	if err == nil {
 		return inv
 	}
-	if ctx.Err() != nil {
-		err = fmt.Errorf("the hub did not answer in time (the provider's request_timeout); plan again when it is reachable")
-	}
-	diags.AddWarning("Hub checks skipped", fmt.Sprintf("The %s was not checked against the hub: %v.", noun, err))
+	diags.AddWarning("Hub checks skipped", fmt.Sprintf("The %s was not checked against the hub: %v.", noun, c.Env.CheckErr(ctx, err)))
 	return nil
 }
 
