@@ -1,5 +1,5 @@
 // Package v1alpha1 holds the hub API of terraform-provider-fleet: the kinds the provider writes on
-// the hub. A hub mode of the fleet-controller that reconciles them is planned.
+// the hub, and the status-only kinds `fleet-controller hub` writes about them.
 //
 // +kubebuilder:object:generate=true
 // +groupName=fleet.umkim.io

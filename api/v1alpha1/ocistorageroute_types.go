@@ -63,20 +63,26 @@ type OCIStorageRouteSpec struct {
 	ReplicationWait *metav1.Duration `json:"replicationWait,omitempty"`
 }
 
-// OCIStorageRouteStatus is reserved for the route's effect on the workspace's clusters. It is to be
-// filled in by the fleet-controller's hub mode, which is planned but not written yet: no
-// controller writes it today, so it stays empty.
+// OCIStorageRouteStatus is the route's effect on its workspace, written by `fleet-controller hub`.
 type OCIStorageRouteStatus struct {
 	// ObservedGeneration is the generation of the spec this status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// MatchedClusters are the clusters that resolve to this route, sorted by name.
+	// MatchedClusters is how many of the workspace's clusters resolve to this route: the route is
+	// the first, by priority, that matches them.
 	// +optional
-	MatchedClusters []string `json:"matchedClusters,omitempty"`
+	MatchedClusters int32 `json:"matchedClusters"`
 
-	// Conditions are to be Ready, and Shadowed when every cluster the route selects is matched
-	// first by an earlier route.
+	// MatchedClusterSample names some of those clusters, the first by name (at most 10).
+	// +optional
+	// +listType=atomic
+	MatchedClusterSample []string `json:"matchedClusterSample,omitempty"`
+
+	// Conditions say whether the route works: Ready, derived from SpecValid, RegistriesResolved,
+	// PriorityConflict and Delivered; Shadowed when every cluster it selects is matched first by an
+	// earlier route; AgentCredentials False when a registry of its chain has no agent credentials,
+	// so that its push credentials are delivered to the clusters instead.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -91,6 +97,9 @@ type OCIStorageRouteStatus struct {
 // +kubebuilder:printcolumn:name="Priority",type=integer,JSONPath=`.spec.priority`
 // +kubebuilder:printcolumn:name="Default",type=boolean,JSONPath=`.spec.default`
 // +kubebuilder:printcolumn:name="Registries",type=string,JSONPath=`.spec.registries`
+// +kubebuilder:printcolumn:name="Matched",type=integer,JSONPath=`.status.matchedClusters`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type OCIStorageRoute struct {
 	metav1.TypeMeta   `json:",inline"`

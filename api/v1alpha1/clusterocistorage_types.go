@@ -1,0 +1,89 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ClusterOCIStorageStatus is where one cluster pulls OCI artifacts from in one workspace.
+type ClusterOCIStorageStatus struct {
+	// Route is the OCIStorageRoute the cluster resolves to; empty when no route matches it.
+	// +optional
+	Route string `json:"route,omitempty"`
+
+	// MatchedBy is the field of the route that matched the cluster, for example
+	// spec.clusterNames, spec.clusterSelectors[1] or spec.default.
+	// +optional
+	MatchedBy string `json:"matchedBy,omitempty"`
+
+	// Chain names the registries the cluster tries, in order: registry Secrets of the workspace.
+	// +optional
+	// +listType=atomic
+	Chain []string `json:"chain,omitempty"`
+
+	// ReplicationWait is the route's replicationWait, as delivered to the cluster.
+	// +optional
+	ReplicationWait string `json:"replicationWait,omitempty"`
+
+	// Work is the ManifestWork, "<cluster namespace>/<name>", that carries the chain to the cluster.
+	// +optional
+	Work string `json:"work,omitempty"`
+
+	// Active is the registry the cluster's agent last pulled from.
+	// +optional
+	Active string `json:"active,omitempty"`
+
+	// Waiting counts the cluster's artifacts that wait for replication to a registry.
+	// +optional
+	Waiting int32 `json:"waiting,omitempty"`
+
+	// Failed counts the cluster's artifacts whose pull failed on every registry.
+	// +optional
+	Failed int32 `json:"failed,omitempty"`
+
+	// LastPull is when the cluster's agent last pulled an artifact.
+	// +optional
+	LastPull *metav1.Time `json:"lastPull,omitempty"`
+
+	// Conditions: Ready is True when the chain shown is the one delivered; False with reason
+	// NoRoute when no route matches, LastGoodChainKept when the new chain names a missing registry
+	// (the previous chain stays delivered), or DeliveryFailed.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// ClusterOCIStorage is the OCI storage routing of one cluster in one workspace: its route, its
+// chain of registries and how its pulls go. `fleet-controller hub` keeps one per cluster of the
+// workspace, named after the ManagedCluster, in the workspace namespace; it has no spec.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=cocis,categories=fleet
+// +kubebuilder:printcolumn:name="Route",type=string,JSONPath=`.status.route`
+// +kubebuilder:printcolumn:name="Chain",type=string,JSONPath=`.status.chain`
+// +kubebuilder:printcolumn:name="Matched By",type=string,JSONPath=`.status.matchedBy`,priority=1
+// +kubebuilder:printcolumn:name="Active",type=string,JSONPath=`.status.active`
+// +kubebuilder:printcolumn:name="Waiting",type=integer,JSONPath=`.status.waiting`
+// +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.failed`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type ClusterOCIStorage struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Status ClusterOCIStorageStatus `json:"status,omitempty"`
+}
+
+// ClusterOCIStorageList is a list of ClusterOCIStorages.
+//
+// +kubebuilder:object:root=true
+type ClusterOCIStorageList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ClusterOCIStorage `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&ClusterOCIStorage{}, &ClusterOCIStorageList{})
+}

@@ -1,0 +1,55 @@
+package v1alpha1
+
+// Condition types. Each says whether it is normal when True ("positive polarity") or when False
+// or absent ("negative polarity"). Ready is derived from the others.
+const (
+	// ReadyCondition (positive) summarises the object: True when it works as specified.
+	ReadyCondition = "Ready"
+
+	// SpecValidCondition (positive) is True when the route's spec passes routing's validation.
+	SpecValidCondition = "SpecValid"
+
+	// RegistriesResolvedCondition (positive) is True when every registry of the route's chain is a
+	// registry Secret of the workspace.
+	RegistriesResolvedCondition = "RegistriesResolved"
+
+	// PriorityConflictCondition (negative) is True when the route shares its priority with
+	// another route of the workspace, or is one of several default routes.
+	PriorityConflictCondition = "PriorityConflict"
+
+	// ShadowedCondition (negative) is True when the route selects clusters but earlier routes
+	// match every one of them first, so that it wins none.
+	ShadowedCondition = "Shadowed"
+
+	// AgentCredentialsCondition (positive) is False when a registry of the chain has no agent
+	// credentials, so that its push credentials are delivered to clusters instead.
+	AgentCredentialsCondition = "AgentCredentials"
+
+	// DeliveredCondition (positive) is True when every cluster the route wins has its chain in a
+	// ManifestWork on the hub.
+	DeliveredCondition = "Delivered"
+)
+
+// Condition reasons, CamelCase as Kubernetes requires.
+const (
+	ReasonReady              = "Ready"
+	ReasonValid              = "Valid"
+	ReasonInvalidSpec        = "InvalidSpec"
+	ReasonRegistriesResolved = "RegistriesResolved"
+	ReasonRegistryNotFound   = "RegistryNotFound"
+	ReasonRegistryInvalid    = "RegistryInvalid"
+	ReasonNoConflict         = "NoConflict"
+	ReasonSharedPriority     = "SharedPriority"
+	ReasonExtraDefault       = "ExtraDefault"
+	ReasonNotShadowed        = "NotShadowed"
+	ReasonShadowedByEarlier  = "ShadowedByEarlierRoutes"
+	ReasonAgentCredentials   = "AgentCredentialsOnly"
+	ReasonPushCredentials    = "PushCredentialsDelivered"
+	ReasonDelivered          = "Delivered"
+	ReasonNoClusters         = "NoClusters"
+	ReasonDeliveryFailed     = "DeliveryFailed"
+	ReasonNoRoute            = "NoRoute"
+	// ReasonLastGoodChainKept: the cluster's new chain names a registry that is missing or
+	// unreadable, so the chain delivered before stays in place.
+	ReasonLastGoodChainKept = "LastGoodChainKept"
+)
