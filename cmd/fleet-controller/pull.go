@@ -16,8 +16,8 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
-	"sigs.k8s.io/yaml"
 
+	"github.com/umkim/terraform-provider-fleet/internal/ocichain"
 	"github.com/umkim/terraform-provider-fleet/internal/puller"
 	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
 )
@@ -96,27 +96,19 @@ func runPull(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// chainFile is the format of --chain: Fleet's OCI storage secret keys per registry.
-type chainFile struct {
-	Registries []puller.Registry `json:"registries"`
-}
-
 // envRef is a credential given as a reference to an environment variable, "${NAME}".
 var envRef = regexp.MustCompile(`^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$`)
 
-// loadChain reads a chain file and resolves the credentials given as "${NAME}" from the
+// loadChain reads a chain file (an ocichain document, as the hub controller delivers it) and resolves the credentials given as "${NAME}" from the
 // environment, so that they stay out of files and shell history.
 func loadChain(path string) ([]puller.Registry, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read the chain file: %w", err)
 	}
-	var f chainFile
-	if err := yaml.UnmarshalStrict(data, &f); err != nil {
+	f, err := ocichain.Parse(data)
+	if err != nil {
 		return nil, fmt.Errorf("chain file %s: %w", path, err)
-	}
-	if len(f.Registries) == 0 {
-		return nil, fmt.Errorf("chain file %s lists no registries; add them under `registries:`", path)
 	}
 	for i := range f.Registries {
 		r := &f.Registries[i]

@@ -1,9 +1,6 @@
 package routing
 
-import (
-	"fmt"
-	"time"
-)
+import "time"
 
 // Route sends the clusters it matches to an ordered chain of registries.
 type Route struct {
@@ -69,21 +66,25 @@ type MatchedBy struct {
 	Selector  int // index into ClusterSelectors when Criterion is BySelector
 }
 
-// String renders the criterion as the route attribute it comes from: "cluster_names",
-// "cluster_groups", "cluster_selectors[1]" or "default"; "" when unmatched.
-func (m MatchedBy) String() string {
+// Path is the route attribute the criterion comes from: cluster_names, cluster_groups,
+// cluster_selectors[1] or default; nil when unmatched. Its CRD form names the route's field.
+func (m MatchedBy) Path() Path {
 	switch m.Criterion {
 	case ByName:
-		return "cluster_names"
+		return Path{Attr("cluster_names")}
 	case ByGroup:
-		return "cluster_groups"
+		return Path{Attr("cluster_groups")}
 	case BySelector:
-		return fmt.Sprintf("cluster_selectors[%d]", m.Selector)
+		return Path{Attr("cluster_selectors"), Index(m.Selector)}
 	case ByDefault:
-		return "default"
+		return Path{Attr("default")}
 	}
-	return ""
+	return nil
 }
+
+// String renders the criterion as the route attribute it comes from: "cluster_names",
+// "cluster_groups", "cluster_selectors[1]" or "default"; "" when unmatched.
+func (m MatchedBy) String() string { return m.Path().String() }
 
 // Resolution is the route and chain one cluster uses.
 type Resolution struct {
