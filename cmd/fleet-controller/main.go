@@ -20,6 +20,7 @@ type command struct {
 var version = "dev"
 
 var commands = map[string]command{
+	"hub":  {summary: "run the hub controllers: routes to per-cluster chains delivered through ManifestWork", run: runHub},
 	"pull": {summary: "pull an OCI artifact through a registry chain with failover", run: runPull},
 }
 

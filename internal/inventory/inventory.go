@@ -77,7 +77,10 @@ func (i Invalid) String() string { return fmt.Sprintf("%s %s: %v", i.Kind, i.Nam
 // Lists are the hub objects a workspace's inventory is assembled from.
 type Lists struct {
 	Routes, Secrets, Bindings []unstructured.Unstructured // of the workspace namespace
-	Sets, Clusters            []unstructured.Unstructured // cluster-scoped
+	Sets                      []unstructured.Unstructured // cluster-scoped
+	// Clusters are the ManagedClusters; only their names and labels are read, so a controller can
+	// pass metadata-only objects from its cache.
+	Clusters []metav1.Object
 }
 
 // Load reads a workspace's inventory through l; fieldManager is the provider's, to tell which
@@ -108,13 +111,19 @@ func read(ctx context.Context, l hub.Lister, workspace string) (Lists, error) {
 		{&lists.Secrets, SecretKind, workspace, "registries of workspace " + workspace},
 		{&lists.Bindings, bindingKind, workspace, "ManagedClusterSetBindings of workspace " + workspace},
 		{&lists.Sets, clusterSetKind, "", "ManagedClusterSets"},
-		{&lists.Clusters, managedClusterKind, "", "ManagedClusters"},
+		{nil, managedClusterKind, "", "ManagedClusters"},
 	} {
 		items, err := l.List(ctx, r.kind, r.namespace, "")
 		if err != nil {
 			return lists, fmt.Errorf("listing %s: %w", r.what, err)
 		}
-		*r.into = items
+		if r.into != nil {
+			*r.into = items
+			continue
+		}
+		for i := range items {
+			lists.Clusters = append(lists.Clusters, &items[i])
+		}
 	}
 	return lists, nil
 }

@@ -1,0 +1,391 @@
+// Package controller holds the reconcilers of `fleet-controller hub`, one per concern, and what
+// they share: the cache they read, the writes they count.
+package controller
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	workv1 "open-cluster-management.io/api/work/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
+	"github.com/umkim/terraform-provider-fleet/internal/hub"
+	"github.com/umkim/terraform-provider-fleet/internal/inventory"
+	"github.com/umkim/terraform-provider-fleet/internal/ocichain"
+	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
+	"github.com/umkim/terraform-provider-fleet/internal/routing"
+)
+
+// +kubebuilder:rbac:groups=fleet.umkim.io,resources=ocistorageroutes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=fleet.umkim.io,resources=ocistorageroutes/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=fleet.umkim.io,resources=clusterocistorages,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=fleet.umkim.io,resources=clusterocistorages/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=managedclusters;managedclustersets;managedclustersetbindings,verbs=get;list;watch
+// +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=manifestworks,verbs=get;list;watch;create;update;delete
+
+// RoutingReconciler makes a workspace's routes effective. Its unit is a workspace (a namespace):
+// each route's outcome depends on every route, registry and routable cluster of the workspace, so
+// every event maps to the workspace. It resolves each cluster with the routing library, delivers
+// each chain in a ManifestWork in the cluster's namespace, keeps a ClusterOCIStorage per cluster
+// and writes each route's status, writing only what differs from what it reads in its cache.
+type RoutingReconciler struct {
+	client.Client
+	// MaxConcurrentWrites bounds the writes one reconcile has in flight.
+	MaxConcurrentWrites int
+	// AlwaysWrite skips the comparison with what is on the hub and rewrites every work and
+	// status: the naive baseline the benchmark measures against. Never set it otherwise.
+	AlwaysWrite bool
+}
+
+// workspaceState is one workspace as the cache shows it.
+type workspaceState struct {
+	name       string
+	inv        *inventory.Workspace
+	routes     []v1alpha1.OCIStorageRoute
+	registries map[string]registrysecret.Registry     // readable registry Secrets, by name
+	works      map[string]*workv1.ManifestWork        // the chain works, by cluster
+	storages   map[string]*v1alpha1.ClusterOCIStorage // by cluster
+}
+
+// Reconcile brings one workspace (req.Name) to its desired state.
+func (r *RoutingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx).WithValues("workspace", req.Name)
+	ctx = ctrl.LoggerInto(ctx, log)
+
+	ws, err := r.load(ctx, req.Name)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	plan := planWorkspace(ws)
+	failed, err := r.deliver(ctx, ws, plan)
+	return ctrl.Result{}, errors.Join(err, r.writeStatuses(ctx, ws, plan, failed))
+}
+
+// load reads a workspace from the cache and assembles its routing inventory.
+func (r *RoutingReconciler) load(ctx context.Context, name string) (*workspaceState, error) {
+	var (
+		routes   v1alpha1.OCIStorageRouteList
+		secrets  corev1.SecretList
+		bindings clusterv1beta2.ManagedClusterSetBindingList
+		sets     clusterv1beta2.ManagedClusterSetList
+		clusters = managedClusterMetadataList()
+		works    workv1.ManifestWorkList
+		storages v1alpha1.ClusterOCIStorageList
+	)
+	in := client.InNamespace(name)
+	for _, l := range []struct {
+		list client.ObjectList
+		opts []client.ListOption
+	}{
+		{&routes, []client.ListOption{in}},
+		{&secrets, []client.ListOption{in}},
+		{&bindings, []client.ListOption{in}},
+		{&sets, nil},
+		{clusters, []client.ListOption{client.UnsafeDisableDeepCopy}},
+		{&works, []client.ListOption{client.MatchingFields{workspaceIndex: name}}},
+		{&storages, []client.ListOption{in}},
+	} {
+		if err := r.List(ctx, l.list, l.opts...); err != nil {
+			return nil, fmt.Errorf("reading the cache: %w", err)
+		}
+	}
+	lists := inventory.Lists{Clusters: make([]metav1.Object, len(clusters.Items))}
+	for i := range clusters.Items {
+		lists.Clusters[i] = &clusters.Items[i]
+	}
+	var err error
+	if lists.Routes, err = toUnstructured(routes.Items); err != nil {
+		return nil, err
+	}
+	if lists.Secrets, err = toUnstructured(secrets.Items); err != nil {
+		return nil, err
+	}
+	if lists.Bindings, err = toUnstructured(bindings.Items); err != nil {
+		return nil, err
+	}
+	if lists.Sets, err = toUnstructured(sets.Items); err != nil {
+		return nil, err
+	}
+	ws := &workspaceState{
+		name: name, inv: inventory.Assemble(name, lists, ""), routes: routes.Items,
+		registries: map[string]registrysecret.Registry{}, works: map[string]*workv1.ManifestWork{}, storages: map[string]*v1alpha1.ClusterOCIStorage{},
+	}
+	for i := range lists.Secrets {
+		if reg, err := registrysecret.Decode(&lists.Secrets[i]); err == nil && registrysecret.Is(&lists.Secrets[i]) {
+			ws.registries[lists.Secrets[i].GetName()] = reg
+		}
+	}
+	for i := range works.Items {
+		if w := &works.Items[i]; w.Labels[ComponentLabel] == componentOCIChain {
+			ws.works[w.Namespace] = w
+		}
+	}
+	for i := range storages.Items {
+		ws.storages[storages.Items[i].Name] = &storages.Items[i]
+	}
+	return ws, nil
+}
+
+func toUnstructured[T any](items []T) ([]unstructured.Unstructured, error) {
+	out := make([]unstructured.Unstructured, len(items))
+	for i := range items {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&items[i])
+		if err != nil {
+			return nil, err
+		}
+		out[i].Object = m
+	}
+	return out, nil
+}
+
+// clusterPlan is what one cluster of the workspace should have.
+type clusterPlan struct {
+	res  routing.Resolution
+	wait string
+	work *workv1.ManifestWork // the desired work; nil when the cluster gets none (or keeps its own)
+	kept string               // the unusable registry that keeps the delivered chain in place
+	push []string             // registries of its chain delivered with push credentials
+}
+
+// workspacePlan is the desired state of a workspace.
+type workspacePlan struct {
+	clusters map[string]*clusterPlan // every routable cluster, when the workspace has routes
+	report   *routing.Report
+	invalid  map[string][]string // spec problems of the routes left out of routing, by route
+}
+
+// planWorkspace computes the desired state of a workspace from what the cache shows.
+func planWorkspace(ws *workspaceState) workspacePlan {
+	p := workspacePlan{clusters: map[string]*clusterPlan{}, invalid: map[string][]string{}}
+	for _, inv := range ws.inv.Invalid {
+		if inv.Kind == inventory.RouteKind.Kind {
+			p.invalid[inv.Name] = problems(inv.Err)
+		}
+	}
+	if len(ws.routes) == 0 {
+		return p
+	}
+	_, rep, err := ws.inv.Resolve()
+	if err != nil { // valid routes with unique names always compile; keep the workspace as it is
+		return workspacePlan{invalid: p.invalid}
+	}
+	p.report = rep
+	for _, res := range rep.Clusters {
+		cp := &clusterPlan{res: res, wait: ws.inv.Waits[res.Route]}
+		p.clusters[res.Cluster] = cp
+		if !res.Matched() {
+			continue
+		}
+		chain := ocichain.Chain{Workspace: ws.name, Route: res.Route, ReplicationWait: cp.wait}
+		for _, name := range res.Registries {
+			reg, ok := ws.registries[name]
+			if !ok {
+				cp.kept = name
+				break
+			}
+			entry, push := ocichain.Registry(name, reg)
+			if push {
+				cp.push = append(cp.push, name)
+			}
+			chain.Registries = append(chain.Registries, entry)
+		}
+		if cp.kept != "" {
+			continue
+		}
+		// A chain document of valid registries always encodes.
+		cp.work, _ = chainWork(ws.name, res.Cluster, chain)
+	}
+	return p
+}
+
+// problems renders a route's validation error with CRD field paths.
+func problems(err error) []string {
+	var ps routing.Problems
+	if !errors.As(err, &ps) {
+		return []string{err.Error()}
+	}
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.Path.CRD() + ": " + p.Message
+	}
+	return out
+}
+
+// deliveryErrors collects the failed writes of a reconcile, by cluster.
+type deliveryErrors struct {
+	mu        sync.Mutex
+	byCluster map[string]error
+}
+
+func (d *deliveryErrors) add(cluster string, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.byCluster[cluster] = err
+}
+
+// deliver writes the works that differ from the plan, deletes those of clusters that get none,
+// and then the ClusterOCIStorages.
+func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p workspacePlan) (map[string]error, error) {
+	failed := &deliveryErrors{byCluster: map[string]error{}}
+	w := r.writer()
+	for cluster, obs := range ws.works {
+		if cp := p.clusters[cluster]; cp == nil || (cp.work == nil && cp.kept == "") {
+			w.do(ctx, kindWork, verbDelete, func(ctx context.Context) error { return client.IgnoreNotFound(r.Delete(ctx, obs)) })
+		}
+	}
+	for cluster, cp := range p.clusters {
+		if cp.work == nil {
+			continue
+		}
+		obs := ws.works[cluster]
+		switch {
+		case obs == nil:
+			w.do(ctx, kindWork, verbCreate, func(ctx context.Context) error {
+				err := r.Create(ctx, cp.work)
+				if err != nil {
+					failed.add(cluster, err)
+				}
+				return err
+			})
+		case r.AlwaysWrite || !workUpToDate(obs, cp.work):
+			upd := obs.DeepCopy()
+			for k, v := range cp.work.Labels {
+				metav1.SetMetaDataLabel(&upd.ObjectMeta, k, v)
+			}
+			upd.Spec.Workload, upd.Spec.DeleteOption = cp.work.Spec.Workload, cp.work.Spec.DeleteOption
+			w.do(ctx, kindWork, verbUpdate, func(ctx context.Context) error {
+				err := r.Update(ctx, upd)
+				if err != nil {
+					failed.add(cluster, err)
+				}
+				return err
+			})
+		}
+	}
+	errWorks := w.wait()
+
+	w = r.writer()
+	for cluster, obs := range ws.storages {
+		if p.clusters[cluster] == nil {
+			w.do(ctx, kindStorage, verbDelete, func(ctx context.Context) error { return client.IgnoreNotFound(r.Delete(ctx, obs)) })
+		}
+	}
+	for cluster, cp := range p.clusters {
+		obs := ws.storages[cluster]
+		if obs == nil {
+			obs = &v1alpha1.ClusterOCIStorage{ObjectMeta: metav1.ObjectMeta{Name: cluster, Namespace: ws.name,
+				Labels: map[string]string{hub.ManagedByLabel: ManagedBy}}}
+		}
+		desired := obs.DeepCopy()
+		desired.Status = clusterStatus(obs.Status, cp.res, cp.wait, cluster+"/"+WorkName(ws.name), cp.kept, failed.byCluster[cluster])
+		if obs.UID != "" && !r.AlwaysWrite && equality.Semantic.DeepEqual(obs.Status, desired.Status) {
+			continue
+		}
+		w.do(ctx, kindStorage, verbStatus, func(ctx context.Context) error {
+			if desired.UID == "" {
+				status := desired.Status
+				if err := r.Create(ctx, desired); err != nil {
+					return err
+				}
+				desired.Status = status
+			}
+			return r.Status().Update(ctx, desired)
+		})
+	}
+	return failed.byCluster, errors.Join(errWorks, w.wait())
+}
+
+// writeStatuses writes the status of every route of the workspace that differs.
+func (r *RoutingReconciler) writeStatuses(ctx context.Context, ws *workspaceState, p workspacePlan, failed map[string]error) error {
+	facts := map[string]*routeFacts{}
+	for i := range ws.routes {
+		name := ws.routes[i].Name
+		facts[name] = &routeFacts{Problems: p.invalid[name]}
+	}
+	if p.report != nil {
+		for _, rc := range p.report.Routes {
+			facts[rc.Route].Matched = rc.Clusters
+		}
+		for i := range p.report.Shadowed {
+			facts[p.report.Shadowed[i].Route].Shadow = &p.report.Shadowed[i]
+		}
+		for i := range p.report.Conflicts {
+			for _, name := range p.report.Conflicts[i].Routes {
+				facts[name].Conflict = &p.report.Conflicts[i]
+			}
+		}
+	}
+	for _, rt := range ws.inv.Routes {
+		f := facts[rt.Name]
+		for _, name := range rt.Registries {
+			reg, ok := ws.registries[name]
+			switch {
+			case ok:
+				if _, push := ocichain.Registry(name, reg); push {
+					f.Push = append(f.Push, name)
+				}
+			case slices.ContainsFunc(ws.inv.Invalid, func(i inventory.Invalid) bool { return i.Kind == "Secret" && i.Name == name }):
+				f.Unreadable = append(f.Unreadable, name)
+			default:
+				f.Missing = append(f.Missing, name)
+			}
+		}
+	}
+	for _, cluster := range sortedKeys(p.clusters) {
+		cp := p.clusters[cluster]
+		if !cp.res.Matched() {
+			continue
+		}
+		f := facts[cp.res.Route]
+		if cp.kept != "" {
+			f.Kept++
+		}
+		if failed[cluster] != nil {
+			f.Failed = append(f.Failed, cluster)
+		}
+	}
+	w := r.writer()
+	for i := range ws.routes {
+		route := &ws.routes[i]
+		f := facts[route.Name]
+		st := routeStatus(route, *f)
+		if !r.AlwaysWrite && equality.Semantic.DeepEqual(route.Status, st) {
+			continue
+		}
+		upd := route.DeepCopy()
+		upd.Status = st
+		w.do(ctx, kindRoute, verbStatus, func(ctx context.Context) error {
+			return client.IgnoreNotFound(r.Status().Update(ctx, upd))
+		})
+	}
+	return w.wait()
+}
+
+// workspaceOf maps a namespaced object to its namespace's workspace.
+func workspaceOf(_ context.Context, obj client.Object) []ctrl.Request {
+	return []ctrl.Request{{NamespacedName: types.NamespacedName{Name: obj.GetNamespace()}}}
+}
+
+// sortedKeys returns a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, cmp.Compare)
+	return keys
+}

@@ -1,0 +1,101 @@
+package controller
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	workv1 "open-cluster-management.io/api/work/v1"
+
+	"github.com/umkim/terraform-provider-fleet/internal/hub"
+	"github.com/umkim/terraform-provider-fleet/internal/ocichain"
+)
+
+// Labels of what the controller writes. A ManifestWork lives in its cluster's namespace, where an
+// owner reference to the workspace cannot point, so it carries the workspace as a label and is
+// found by it, as OCM's ManifestWorkReplicaSet controller finds its works.
+const (
+	WorkspaceLabel = "fleet.umkim.io/workspace"
+	ComponentLabel = "app.kubernetes.io/component"
+	// ManagedBy is the value of the managed-by label on every object the controller writes.
+	ManagedBy = "fleet-controller"
+
+	componentOCIChain = "oci-chain"
+)
+
+// WorkName is the name of the ManifestWork that carries a workspace's chain to a cluster, in
+// the cluster's namespace on the hub.
+func WorkName(workspace string) string { return "oci-chain-" + workspace }
+
+// chainWork is the ManifestWork that delivers a chain to a cluster: the fleet-system namespace
+// (left in place when the work is deleted: other workspaces and the agent live there too) and a
+// Secret holding the chain document.
+func chainWork(workspace, cluster string, chain ocichain.Chain) (*workv1.ManifestWork, error) {
+	doc, err := chain.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	labels := map[string]any{hub.ManagedByLabel: ManagedBy, WorkspaceLabel: workspace}
+	manifests, err := rawManifests(
+		map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ocichain.Namespace}},
+		map[string]any{
+			"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+			"metadata": map[string]any{"name": ocichain.SecretName(workspace), "namespace": ocichain.Namespace, "labels": labels},
+			"data":     map[string]any{ocichain.Key: base64.StdEncoding.EncodeToString(doc)},
+		},
+	)
+	if err != nil {
+		return nil, err
+	}
+	return &workv1.ManifestWork{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: WorkName(workspace), Namespace: cluster,
+			Labels: map[string]string{hub.ManagedByLabel: ManagedBy, WorkspaceLabel: workspace, ComponentLabel: componentOCIChain},
+		},
+		Spec: workv1.ManifestWorkSpec{
+			Workload: workv1.ManifestsTemplate{Manifests: manifests},
+			DeleteOption: &workv1.DeleteOption{
+				PropagationPolicy: workv1.DeletePropagationPolicyTypeSelectivelyOrphan,
+				SelectivelyOrphan: &workv1.SelectivelyOrphan{OrphaningRules: []workv1.OrphaningRule{{Resource: "namespaces", Name: ocichain.Namespace}}},
+			},
+		},
+	}, nil
+}
+
+// rawManifests encodes manifests as the apiserver serves them back (JSON with sorted keys), so
+// that an unchanged work compares equal byte for byte.
+func rawManifests(objs ...map[string]any) ([]workv1.Manifest, error) {
+	out := make([]workv1.Manifest, len(objs))
+	for i, o := range objs {
+		raw, err := json.Marshal(o)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = workv1.Manifest{RawExtension: runtime.RawExtension{Raw: raw}}
+	}
+	return out, nil
+}
+
+// workUpToDate reports whether an observed work carries what desired does: the same manifests,
+// delete option and labels. Fields others set (the apiserver's defaults, other labels) are
+// ignored.
+func workUpToDate(observed, desired *workv1.ManifestWork) bool {
+	for k, v := range desired.Labels {
+		if observed.Labels[k] != v {
+			return false
+		}
+	}
+	om, dm := observed.Spec.Workload.Manifests, desired.Spec.Workload.Manifests
+	if len(om) != len(dm) {
+		return false
+	}
+	for i := range dm {
+		if !bytes.Equal(om[i].Raw, dm[i].Raw) {
+			return false
+		}
+	}
+	return equality.Semantic.DeepEqual(observed.Spec.DeleteOption, desired.Spec.DeleteOption)
+}

@@ -1,0 +1,190 @@
+package controller
+
+import (
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
+	"github.com/umkim/terraform-provider-fleet/internal/routing"
+)
+
+// sampleSize bounds status.matchedClusterSample.
+const sampleSize = 10
+
+// routeFacts is everything a route's status is computed from, gathered by the reconciler.
+type routeFacts struct {
+	Problems []string // spec problems, each "<CRD path>: <message>"; the route is invalid when any
+	// Registries the chain names that are not usable: missing, or unreadable Secrets.
+	Missing, Unreadable []string
+	Conflict            *routing.Conflict // the priority or default conflict the route is part of
+	Shadow              *routing.Shadow   // set when earlier routes win every cluster it selects
+	Matched             []string          // clusters that resolve to the route, sorted
+	Push                []string          // registries of its chain delivered with push credentials
+	Kept                int               // matched clusters that keep their last good chain
+	Failed              []string          // matched clusters whose delivery failed this time
+}
+
+// routeStatus computes a route's status from its facts, keeping the transition times of the
+// conditions that did not change.
+func routeStatus(route *v1alpha1.OCIStorageRoute, f routeFacts) v1alpha1.OCIStorageRouteStatus {
+	st := *route.Status.DeepCopy()
+	gen := route.Generation
+	st.ObservedGeneration = gen
+	st.MatchedClusters = int32(len(f.Matched))
+	st.MatchedClusterSample = nil
+	if len(f.Matched) > 0 {
+		st.MatchedClusterSample = append([]string(nil), f.Matched[:min(sampleSize, len(f.Matched))]...)
+	}
+	if len(f.Problems) > 0 {
+		keepConditions(&st.Conditions, v1alpha1.SpecValidCondition, v1alpha1.ReadyCondition)
+		msg := "the route is left out of routing: " + strings.Join(f.Problems, "; ")
+		setCondition(&st.Conditions, gen, v1alpha1.SpecValidCondition, false, v1alpha1.ReasonInvalidSpec, msg)
+		setCondition(&st.Conditions, gen, v1alpha1.ReadyCondition, false, v1alpha1.ReasonInvalidSpec, msg)
+		return st
+	}
+	setCondition(&st.Conditions, gen, v1alpha1.SpecValidCondition, true, v1alpha1.ReasonValid, "the spec is valid")
+	setRegistriesResolvedCondition(&st.Conditions, gen, f)
+	setPriorityConflictCondition(&st.Conditions, gen, f.Conflict)
+	setShadowedCondition(&st.Conditions, gen, f.Shadow)
+	setAgentCredentialsCondition(&st.Conditions, gen, f.Push)
+	setDeliveredCondition(&st.Conditions, gen, f)
+	setReadyCondition(&st.Conditions, gen, len(f.Matched))
+	return st
+}
+
+func setRegistriesResolvedCondition(conds *[]metav1.Condition, gen int64, f routeFacts) {
+	switch {
+	case len(f.Missing) > 0:
+		setCondition(conds, gen, v1alpha1.RegistriesResolvedCondition, false, v1alpha1.ReasonRegistryNotFound,
+			fmt.Sprintf("spec.registries names %s, which %s not a registry Secret in this namespace; create it (fleet_oci_registry) or remove it from the chain",
+				quoted(f.Missing), plural(len(f.Missing), "is", "are")))
+	case len(f.Unreadable) > 0:
+		setCondition(conds, gen, v1alpha1.RegistriesResolvedCondition, false, v1alpha1.ReasonRegistryInvalid,
+			fmt.Sprintf("the registry Secret %s cannot be read; fix %s data", quoted(f.Unreadable), plural(len(f.Unreadable), "its", "their")))
+	default:
+		setCondition(conds, gen, v1alpha1.RegistriesResolvedCondition, true, v1alpha1.ReasonRegistriesResolved, "every registry of the chain exists")
+	}
+}
+
+func setPriorityConflictCondition(conds *[]metav1.Condition, gen int64, c *routing.Conflict) {
+	switch {
+	case c == nil:
+		setCondition(conds, gen, v1alpha1.PriorityConflictCondition, false, v1alpha1.ReasonNoConflict, "no other route shares its priority")
+	case c.Field == "default":
+		setCondition(conds, gen, v1alpha1.PriorityConflictCondition, true, v1alpha1.ReasonExtraDefault, c.String())
+	default:
+		setCondition(conds, gen, v1alpha1.PriorityConflictCondition, true, v1alpha1.ReasonSharedPriority, c.String())
+	}
+}
+
+func setShadowedCondition(conds *[]metav1.Condition, gen int64, s *routing.Shadow) {
+	if s == nil {
+		setCondition(conds, gen, v1alpha1.ShadowedCondition, false, v1alpha1.ReasonNotShadowed, "the route wins the clusters it selects, or selects none")
+		return
+	}
+	winners := map[string]bool{}
+	var names []string
+	for _, cl := range s.Claims {
+		if !winners[cl.Route] {
+			winners[cl.Route] = true
+			names = append(names, cl.Route)
+		}
+	}
+	setCondition(conds, gen, v1alpha1.ShadowedCondition, true, v1alpha1.ReasonShadowedByEarlier,
+		fmt.Sprintf("the route selects %d %s, but earlier %s %s match%s all of them first; lower its priority or narrow the others",
+			len(s.Claims), plural(len(s.Claims), "cluster", "clusters"), plural(len(names), "route", "routes"), quoted(names), plural(len(names), "es", "")))
+}
+
+func setAgentCredentialsCondition(conds *[]metav1.Condition, gen int64, push []string) {
+	if len(push) == 0 {
+		setCondition(conds, gen, v1alpha1.AgentCredentialsCondition, true, v1alpha1.ReasonAgentCredentials, "clusters receive agent (read-only) credentials only")
+		return
+	}
+	setCondition(conds, gen, v1alpha1.AgentCredentialsCondition, false, v1alpha1.ReasonPushCredentials,
+		fmt.Sprintf("%s %s no agent credentials, so %s push credentials are delivered to the route's clusters; set agentUsername and agentPassword (agent_username, agent_password) on %s",
+			plural(len(push), "registry", "registries")+" "+quoted(push), plural(len(push), "has", "have"), plural(len(push), "its", "their"), plural(len(push), "it", "them")))
+}
+
+func setDeliveredCondition(conds *[]metav1.Condition, gen int64, f routeFacts) {
+	switch {
+	case len(f.Failed) > 0:
+		setCondition(conds, gen, v1alpha1.DeliveredCondition, false, v1alpha1.ReasonDeliveryFailed,
+			fmt.Sprintf("the chain could not be written for %d of %d clusters, e.g. %q; retrying", len(f.Failed), len(f.Matched), f.Failed[0]))
+	case f.Kept > 0:
+		setCondition(conds, gen, v1alpha1.DeliveredCondition, false, v1alpha1.ReasonLastGoodChainKept,
+			fmt.Sprintf("%d of %d clusters keep the chain delivered before, because this chain names a registry that cannot be used", f.Kept, len(f.Matched)))
+	case len(f.Matched) == 0:
+		setCondition(conds, gen, v1alpha1.DeliveredCondition, true, v1alpha1.ReasonNoClusters, "no cluster resolves to this route")
+	default:
+		setCondition(conds, gen, v1alpha1.DeliveredCondition, true, v1alpha1.ReasonDelivered,
+			fmt.Sprintf("the chain is delivered to %d %s", len(f.Matched), plural(len(f.Matched), "cluster", "clusters")))
+	}
+}
+
+// setReadyCondition derives Ready from the specific conditions: the first abnormal one, in the
+// order a person fixes them, gives the reason.
+func setReadyCondition(conds *[]metav1.Condition, gen int64, matched int) {
+	for _, c := range *conds {
+		abnormal := c.Status == metav1.ConditionFalse
+		switch c.Type {
+		case v1alpha1.PriorityConflictCondition:
+			abnormal = c.Status == metav1.ConditionTrue
+		case v1alpha1.ShadowedCondition, v1alpha1.AgentCredentialsCondition, v1alpha1.ReadyCondition:
+			continue // informational, or Ready itself
+		}
+		if abnormal {
+			setCondition(conds, gen, v1alpha1.ReadyCondition, false, c.Reason, c.Message)
+			return
+		}
+	}
+	setCondition(conds, gen, v1alpha1.ReadyCondition, true, v1alpha1.ReasonReady,
+		fmt.Sprintf("%d %s resolve%s to this route", matched, plural(matched, "cluster", "clusters"), plural(matched, "s", "")))
+}
+
+// clusterStatus computes a ClusterOCIStorage's status from the cluster's resolution now, its
+// replication wait as spelled on the route, its ManifestWork ("<namespace>/<name>"), the registry
+// that stops its new chain from being delivered (kept, "" when none) and the error of writing
+// its work. It shows what is delivered; the agent's fields are kept.
+func clusterStatus(obs v1alpha1.ClusterOCIStorageStatus, res routing.Resolution, wait, work, kept string, failed error) v1alpha1.ClusterOCIStorageStatus {
+	st := *obs.DeepCopy()
+	switch {
+	case !res.Matched():
+		st.Route, st.MatchedBy, st.Chain, st.ReplicationWait, st.Work = "", "", nil, "", ""
+		setCondition(&st.Conditions, 0, v1alpha1.ReadyCondition, false, v1alpha1.ReasonNoRoute,
+			"no route of the workspace matches this cluster; add it to a route or create a default route")
+	case kept != "":
+		msg := fmt.Sprintf("route %q names registry %q, which cannot be used; ", res.Route, kept)
+		if st.Work == "" {
+			msg += "no chain was delivered before, so the cluster has none"
+		} else {
+			msg += fmt.Sprintf("the chain delivered before (%s) stays in place", strings.Join(st.Chain, ", "))
+		}
+		setCondition(&st.Conditions, 0, v1alpha1.ReadyCondition, false, v1alpha1.ReasonLastGoodChainKept, msg)
+	case failed != nil:
+		setCondition(&st.Conditions, 0, v1alpha1.ReadyCondition, false, v1alpha1.ReasonDeliveryFailed,
+			fmt.Sprintf("the chain of route %q could not be written to ManifestWork %s: %v; retrying", res.Route, work, failed))
+	default:
+		st.Route, st.MatchedBy, st.ReplicationWait, st.Work = res.Route, res.MatchedBy.Path().CRD(), wait, work
+		st.Chain = append([]string(nil), res.Registries...)
+		setCondition(&st.Conditions, 0, v1alpha1.ReadyCondition, true, v1alpha1.ReasonDelivered,
+			fmt.Sprintf("the chain of route %q is delivered in ManifestWork %s", res.Route, work))
+	}
+	return st
+}
+
+func quoted(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

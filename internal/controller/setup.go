@@ -1,0 +1,172 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	workv1 "open-cluster-management.io/api/work/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
+	"github.com/umkim/terraform-provider-fleet/internal/hub"
+	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
+)
+
+// Options configure the reconcilers.
+type Options struct {
+	// MaxConcurrentWrites bounds the writes one reconcile has in flight; 0 means 16.
+	MaxConcurrentWrites int
+}
+
+// Reconcilers are the reconcilers of `fleet-controller hub`, by the name --controllers uses.
+var Reconcilers = map[string]func(ctrl.Manager, Options) error{
+	"routing": func(mgr ctrl.Manager, o Options) error {
+		return (&RoutingReconciler{Client: mgr.GetClient(), MaxConcurrentWrites: o.MaxConcurrentWrites}).SetupWithManager(mgr)
+	},
+}
+
+// Setup adds the named reconcilers to mgr.
+func Setup(mgr ctrl.Manager, names []string, o Options) error {
+	for _, name := range names {
+		setup, ok := Reconcilers[name]
+		if !ok {
+			return fmt.Errorf("unknown controller %q; known: %s", name, strings.Join(sortedKeys(Reconcilers), ", "))
+		}
+		if err := setup(mgr, o); err != nil {
+			return fmt.Errorf("controller %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// Scheme holds every kind the reconcilers read or write.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme, clusterv1.Install, clusterv1beta2.Install, workv1.Install} {
+		if err := add(s); err != nil {
+			panic(err) // static registrations
+		}
+	}
+	return s
+}
+
+// CacheOptions narrow the manager's cache to what the reconcilers read: registry Secrets only
+// (by type, so other Secrets are neither cached nor readable through it) and the controller's
+// own ManifestWorks (by label).
+func CacheOptions() cache.Options {
+	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&corev1.Secret{}:              {Field: fields.OneTermEqualSelector("type", registrysecret.Type)},
+		&workv1.ManifestWork{}:        {Label: labels.SelectorFromSet(labels.Set{hub.ManagedByLabel: ManagedBy})},
+		&v1alpha1.ClusterOCIStorage{}: {Label: labels.SelectorFromSet(labels.Set{hub.ManagedByLabel: ManagedBy})},
+	}}
+}
+
+// Cache indexes.
+const (
+	workspaceIndex  = "workspace"  // ManifestWork → its WorkspaceLabel
+	clusterSetIndex = "clusterSet" // ManagedClusterSetBinding → spec.clusterSet
+)
+
+func managedClusterMetadataList() *metav1.PartialObjectMetadataList {
+	l := &metav1.PartialObjectMetadataList{}
+	l.SetGroupVersionKind(clusterv1.SchemeGroupVersion.WithKind("ManagedClusterList"))
+	return l
+}
+
+func managedClusterMetadata() *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(clusterv1.SchemeGroupVersion.WithKind("ManagedCluster"))
+	return m
+}
+
+// SetupWithManager registers the reconciler, its cache indexes and the events that map to a
+// workspace.
+func (r *RoutingReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	ctx := context.Background()
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(ctx, &workv1.ManifestWork{}, workspaceIndex, func(o client.Object) []string {
+		if ws := o.GetLabels()[WorkspaceLabel]; ws != "" {
+			return []string{ws}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := idx.IndexField(ctx, &clusterv1beta2.ManagedClusterSetBinding{}, clusterSetIndex, func(o client.Object) []string {
+		return []string{o.(*clusterv1beta2.ManagedClusterSetBinding).Spec.ClusterSet}
+	}); err != nil {
+		return err
+	}
+	ns := handler.EnqueueRequestsFromMapFunc(workspaceOf)
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("routing").
+		Watches(&v1alpha1.OCIStorageRoute{}, ns, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&corev1.Secret{}, ns).
+		Watches(&clusterv1beta2.ManagedClusterSetBinding{}, ns).
+		Watches(&clusterv1beta2.ManagedClusterSet{}, handler.EnqueueRequestsFromMapFunc(r.workspacesBinding)).
+		WatchesMetadata(managedClusterMetadata(), handler.EnqueueRequestsFromMapFunc(r.allWorkspaces),
+			builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(workspaceOfWork),
+			builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		Watches(&v1alpha1.ClusterOCIStorage{}, ns, builder.WithPredicates(predicate.Funcs{
+			UpdateFunc: func(e event.UpdateEvent) bool { return false }, // its own status writes
+		})).
+		Complete(r)
+}
+
+// workspaceOfWork maps a chain work to the workspace its label names.
+func workspaceOfWork(_ context.Context, obj client.Object) []ctrl.Request {
+	if ws := obj.GetLabels()[WorkspaceLabel]; ws != "" {
+		return []ctrl.Request{{NamespacedName: types.NamespacedName{Name: ws}}}
+	}
+	return nil
+}
+
+// workspacesBinding maps a ManagedClusterSet to the workspaces bound to it.
+func (r *RoutingReconciler) workspacesBinding(ctx context.Context, obj client.Object) []ctrl.Request {
+	var bindings clusterv1beta2.ManagedClusterSetBindingList
+	if err := r.List(ctx, &bindings, client.MatchingFields{clusterSetIndex: obj.GetName()}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing the bindings of a cluster set", "clusterSet", obj.GetName())
+		return nil
+	}
+	return workspaceRequests(bindings.Items)
+}
+
+// allWorkspaces maps a ManagedCluster to every workspace with a cluster-set binding: a label
+// change can move it into or out of any of them.
+func (r *RoutingReconciler) allWorkspaces(ctx context.Context, _ client.Object) []ctrl.Request {
+	var bindings clusterv1beta2.ManagedClusterSetBindingList
+	if err := r.List(ctx, &bindings); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing cluster-set bindings")
+		return nil
+	}
+	return workspaceRequests(bindings.Items)
+}
+
+func workspaceRequests(bindings []clusterv1beta2.ManagedClusterSetBinding) []ctrl.Request {
+	var out []ctrl.Request
+	for _, b := range bindings {
+		req := ctrl.Request{NamespacedName: types.NamespacedName{Name: b.Namespace}}
+		if !slices.Contains(out, req) {
+			out = append(out, req)
+		}
+	}
+	return out
+}

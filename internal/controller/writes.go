@@ -1,0 +1,54 @@
+package controller
+
+import (
+	"context"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/errgroup"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// What a write is, for the writes metric.
+const (
+	kindWork    = "manifestwork"
+	kindStorage = "clusterocistorage"
+	kindRoute   = "ocistorageroute"
+
+	verbCreate = "create"
+	verbUpdate = "update"
+	verbStatus = "status"
+	verbDelete = "delete"
+)
+
+// Writes counts every write the reconcilers send to the hub, by resource and verb. Steady state
+// leaves it unchanged; tests and the benchmark read it.
+var Writes = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "fleet_hub_writes_total",
+	Help: "Writes fleet-controller sent to the hub, by resource and verb.",
+}, []string{"resource", "verb"})
+
+func init() { metrics.Registry.MustRegister(Writes) }
+
+// writer runs a reconcile's writes with bounded concurrency.
+type writer struct{ g errgroup.Group }
+
+func (r *RoutingReconciler) writer() *writer {
+	w := &writer{}
+	n := r.MaxConcurrentWrites
+	if n <= 0 {
+		n = 16
+	}
+	w.g.SetLimit(n)
+	return w
+}
+
+// do runs one write and counts it.
+func (w *writer) do(ctx context.Context, resource, verb string, write func(context.Context) error) {
+	w.g.Go(func() error {
+		Writes.WithLabelValues(resource, verb).Inc()
+		return write(ctx)
+	})
+}
+
+// wait returns the first error of the writes started.
+func (w *writer) wait() error { return w.g.Wait() }
