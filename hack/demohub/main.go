@@ -19,12 +19,8 @@ import (
 	"text/tabwriter"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
-	clusterv1 "open-cluster-management.io/api/cluster/v1"
-	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
@@ -60,25 +56,8 @@ func main() {
 }
 
 func seed(ctx context.Context, c client.Client, ws string) error {
-	objs := []client.Object{}
-	for _, set := range demoseed.Sets {
-		objs = append(objs,
-			&clusterv1beta2.ManagedClusterSet{ObjectMeta: metav1.ObjectMeta{Name: set}},
-			&clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Name: set, Namespace: ws},
-				Spec: clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: set}})
-	}
-	for _, sc := range demoseed.Clusters {
-		labels := map[string]string{clusterv1beta2.ClusterSetLabel: sc.Set}
-		for k, v := range sc.Labels {
-			labels[k] = v
-		}
-		objs = append(objs, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: sc.Name, Labels: labels},
-			Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true}})
-	}
-	for _, o := range objs {
-		if err := c.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating %T %s: %w", o, o.GetName(), err)
-		}
+	if err := demoseed.Seed(ctx, c, ws); err != nil {
+		return err
 	}
 	names := make([]string, len(demoseed.Clusters))
 	for i, sc := range demoseed.Clusters {

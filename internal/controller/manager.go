@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
@@ -21,7 +23,7 @@ type HubOptions struct {
 	LeaderElect            bool
 	LeaderElectionID       string
 	LeaderElectionNS       string
-	// Lease timing; zero values take controller-runtime's defaults (15 s, 10 s, 2 s).
+	// Lease timing; zero LeaseDuration takes controller-runtime's defaults (15 s, 10 s, 2 s).
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	Controllers                               string // comma-separated names of Reconcilers
 	QPS                                       float64
@@ -39,6 +41,9 @@ func (o *HubOptions) BindFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.LeaderElect, "leader-elect", false, "elect a leader with a Lease, so that of several replicas one is active")
 	fs.StringVar(&o.LeaderElectionID, "leader-election-id", DefaultLeaderElectionID, "`name` of the leader-election Lease")
 	fs.StringVar(&o.LeaderElectionNS, "leader-election-namespace", "", "`namespace` of the leader-election Lease; defaults to the pod's namespace in a cluster")
+	fs.DurationVar(&o.LeaseDuration, "leader-election-lease-duration", 15*time.Second, "how long standby replicas wait before taking over a leader that stopped renewing")
+	fs.DurationVar(&o.RenewDeadline, "leader-election-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before it gives up leadership")
+	fs.DurationVar(&o.RetryPeriod, "leader-election-retry-period", 2*time.Second, "how often replicas try to acquire or renew the Lease")
 	fs.StringVar(&o.Controllers, "controllers", strings.Join(sortedKeys(Reconcilers), ","), "comma-separated `list` of the reconcilers to run, of: "+strings.Join(sortedKeys(Reconcilers), ", "))
 	fs.IntVar(&o.MaxConcurrentWrites, "max-concurrent-writes", 16, "writes one reconcile may have in flight")
 	fs.Float64Var(&o.QPS, "kube-api-qps", 50, "queries per second to the hub's API server")
@@ -76,6 +81,8 @@ func NewHubManager(cfg *rest.Config, o HubOptions) (ctrl.Manager, error) {
 		LeaderElectionID:              o.LeaderElectionID,
 		LeaderElectionNamespace:       o.LeaderElectionNS,
 		LeaderElectionReleaseOnCancel: true,
+		// Tests and the benchmark run several managers in one process.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	}
 	if o.LeaseDuration > 0 {
 		mopts.LeaseDuration, mopts.RenewDeadline, mopts.RetryPeriod = &o.LeaseDuration, &o.RenewDeadline, &o.RetryPeriod

@@ -4,6 +4,18 @@
 // against the demo hub; a test of the provider package checks it.
 package demoseed
 
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
 // Workspace is the hub namespace the sets are bound to: the provider's default workspace.
 const Workspace = "fleet-default"
 
@@ -46,4 +58,38 @@ func HasSet(name string) bool {
 		}
 	}
 	return false
+}
+
+// Objects are the hub objects of the sample fleet bound to workspace ws: the ManagedClusterSets,
+// their bindings in ws, the ManagedClusters and, as OCM's registration creates them, each
+// cluster's namespace on the hub.
+func Objects(ws string) []client.Object {
+	var objs []client.Object
+	for _, set := range Sets {
+		objs = append(objs,
+			&clusterv1beta2.ManagedClusterSet{ObjectMeta: metav1.ObjectMeta{Name: set}},
+			&clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Name: set, Namespace: ws},
+				Spec: clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: set}})
+	}
+	for _, sc := range Clusters {
+		labels := map[string]string{clusterv1beta2.ClusterSetLabel: sc.Set}
+		for k, v := range sc.Labels {
+			labels[k] = v
+		}
+		objs = append(objs,
+			&clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: sc.Name, Labels: labels},
+				Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true}},
+			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: sc.Name}})
+	}
+	return objs
+}
+
+// Seed creates Objects(ws) and ws itself on the hub; objects that exist are left alone.
+func Seed(ctx context.Context, c client.Client, ws string) error {
+	for _, o := range append([]client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ws}}}, Objects(ws)...) {
+		if err := c.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating %T %s: %w", o, o.GetName(), err)
+		}
+	}
+	return nil
 }
