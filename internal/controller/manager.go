@@ -25,9 +25,11 @@ type HubOptions struct {
 	LeaderElectionNS       string
 	// Lease timing; zero LeaseDuration takes controller-runtime's defaults (15 s, 10 s, 2 s).
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
-	Controllers                               string // comma-separated names of Reconcilers
-	QPS                                       float64
-	Burst                                     int
+	// SyncPeriod is how often informers resync, reconciling every workspace; 0 means 10 h.
+	SyncPeriod  time.Duration
+	Controllers string // comma-separated names of Reconcilers
+	QPS         float64
+	Burst       int
 	Options
 }
 
@@ -45,6 +47,7 @@ func (o *HubOptions) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.RenewDeadline, "leader-election-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before it gives up leadership")
 	fs.DurationVar(&o.RetryPeriod, "leader-election-retry-period", 2*time.Second, "how often replicas try to acquire or renew the Lease")
 	fs.StringVar(&o.Controllers, "controllers", strings.Join(sortedKeys(Reconcilers), ","), "comma-separated `list` of the reconcilers to run, of: "+strings.Join(sortedKeys(Reconcilers), ", "))
+	fs.DurationVar(&o.SyncPeriod, "sync-period", 10*time.Hour, "how often every workspace is reconciled even without a change")
 	fs.IntVar(&o.MaxConcurrentWrites, "max-concurrent-writes", 16, "writes one reconcile may have in flight")
 	fs.Float64Var(&o.QPS, "kube-api-qps", 50, "queries per second to the hub's API server")
 	fs.IntVar(&o.Burst, "kube-api-burst", 100, "burst of queries to the hub's API server")
@@ -72,9 +75,13 @@ func NewHubManager(cfg *rest.Config, o HubOptions) (ctrl.Manager, error) {
 		cfg.QPS, cfg.Burst = float32(o.QPS), o.Burst
 	}
 	cfg.UserAgent = "fleet-controller-hub"
+	cacheOpts := CacheOptions()
+	if o.SyncPeriod > 0 {
+		cacheOpts.SyncPeriod = &o.SyncPeriod
+	}
 	mopts := ctrl.Options{
 		Scheme:                        Scheme(),
-		Cache:                         CacheOptions(),
+		Cache:                         cacheOpts,
 		Metrics:                       metricsserver.Options{BindAddress: o.MetricsAddr},
 		HealthProbeBindAddress:        o.ProbeAddr,
 		LeaderElection:                o.LeaderElect,

@@ -33,12 +33,15 @@ import (
 type Options struct {
 	// MaxConcurrentWrites bounds the writes one reconcile has in flight; 0 means 16.
 	MaxConcurrentWrites int
+	// AlwaysWrite makes the routing reconciler rewrite everything on every reconcile: the naive
+	// baseline of the benchmark, never for use.
+	AlwaysWrite bool
 }
 
 // Reconcilers are the reconcilers of `fleet-controller hub`, by the name --controllers uses.
 var Reconcilers = map[string]func(ctrl.Manager, Options) error{
 	"routing": func(mgr ctrl.Manager, o Options) error {
-		return (&RoutingReconciler{Client: mgr.GetClient(), MaxConcurrentWrites: o.MaxConcurrentWrites}).SetupWithManager(mgr)
+		return (&RoutingReconciler{Client: mgr.GetClient(), MaxConcurrentWrites: o.MaxConcurrentWrites, AlwaysWrite: o.AlwaysWrite}).SetupWithManager(mgr)
 	},
 }
 

@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -29,6 +31,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	ctrl.SetLogger(logr.Discard()) // tests assert on objects, not on logs
 	code := m.Run()
 	if sharedHub != nil {
 		if err := sharedHub.Stop(); err != nil {
@@ -101,11 +104,10 @@ func eventually(t *testing.T, timeout time.Duration, what string, check func() e
 
 // counter sums a counter of the controller-runtime metrics registry over the label values that
 // match (every label value when match is nil).
-func counter(t *testing.T, name string, match map[string]string) float64 {
-	t.Helper()
+func counter(t testing.TB, name string, match map[string]string) float64 {
 	families, err := metrics.Registry.Gather()
 	if err != nil {
-		t.Fatal(err)
+		panic(err) // the registry's own collectors do not fail
 	}
 	var sum float64
 	for _, f := range families {
@@ -125,7 +127,7 @@ func counter(t *testing.T, name string, match map[string]string) float64 {
 	return sum
 }
 
-func writes(t *testing.T, resource, verb string) float64 {
+func writes(t testing.TB, resource, verb string) float64 {
 	match := map[string]string{}
 	if resource != "" {
 		match["resource"] = resource
