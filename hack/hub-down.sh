@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
-# Stops the local hub started by hack/hub-up.sh: SIGTERM to the pid in .hub/pid (localhub then
+# Stops the local hub started by hack/hub-up.sh, and fleet-controller hub if hack/controller-up.sh
+# started it: SIGTERM to the pid in .hub/pid (localhub then
 # stops kube-apiserver and etcd and removes their temporary folder), waits for it to exit and
 # removes .hub/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 hub=.hub
+# The controller started by hack/controller-up.sh goes first.
+if [[ -f $hub/controller.pid ]]; then
+  cpid=$(cat "$hub/controller.pid")
+  if [[ "$(ps -p "$cpid" -o comm= 2>/dev/null)" == fleet-controlle* ]]; then
+    kill -TERM "$cpid" && echo "fleet-controller hub stopped"
+  fi
+fi
 if [[ ! -f $hub/pid ]]; then
   echo "no local hub running (no $hub/pid)"
   rm -rf "$hub"

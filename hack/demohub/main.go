@@ -5,6 +5,11 @@
 //	              to the workspace; objects that exist already are left as they are
 //	demohub show  prints the workspace's fleet objects: OCI registries (credential values
 //	              redacted) and OCI storage routes
+//	demohub freeports N  prints N free loopback TCP ports, for the controller's endpoints
+//	demohub status waits (up to a minute) until fleet-controller hub has reconciled every route
+//	              of the workspace, then prints what it wrote: route status, one
+//	              ClusterOCIStorage per cluster and the ManifestWork that carries each chain, as
+//	              `kubectl get ocistorageroutes,clusterocistorages` would
 package main
 
 import (
@@ -13,31 +18,40 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
+	"github.com/umkim/terraform-provider-fleet/internal/controller"
 	"github.com/umkim/terraform-provider-fleet/internal/demoseed"
 	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
-	"github.com/umkim/terraform-provider-fleet/internal/testbed"
 )
 
 func main() {
 	kubeconfig := flag.String("hub", os.Getenv("KUBECONFIG"), "kubeconfig of the hub")
 	workspace := flag.String("workspace", demoseed.Workspace, "workspace (namespace)")
 	flag.Parse()
+	if flag.Arg(0) == "freeports" {
+		freePorts(flag.Arg(1))
+		return
+	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	if err != nil {
 		log.Fatalf("demohub: %v", err)
 	}
-	c, err := client.New(cfg, client.Options{Scheme: testbed.Scheme()})
+	c, err := client.New(cfg, client.Options{Scheme: controller.Scheme()})
 	if err != nil {
 		log.Fatalf("demohub: %v", err)
 	}
@@ -47,8 +61,10 @@ func main() {
 		err = seed(ctx, c, *workspace)
 	case "show":
 		err = show(ctx, c, *workspace)
+	case "status":
+		err = status(ctx, c, *workspace)
 	default:
-		err = fmt.Errorf("usage: demohub [-hub kubeconfig] [-workspace ns] seed|show")
+		err = fmt.Errorf("usage: demohub [-hub kubeconfig] [-workspace ns] seed|show|status")
 	}
 	if err != nil {
 		log.Fatalf("demohub: %v", err)
@@ -115,4 +131,73 @@ func show(ctx context.Context, c client.Client, ws string) error {
 		}
 	}
 	return nil
+}
+
+func status(ctx context.Context, c client.Client, ws string) error {
+	var routes v1alpha1.OCIStorageRouteList
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if err := c.List(ctx, &routes, client.InNamespace(ws)); err != nil {
+			return fmt.Errorf("listing routes: %w", err)
+		}
+		if reconciled(routes.Items) {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("fleet-controller hub has not reconciled the routes of %s within a minute; is it running?", ws)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	var storages v1alpha1.ClusterOCIStorageList
+	if err := c.List(ctx, &storages, client.InNamespace(ws)); err != nil {
+		return fmt.Errorf("listing ClusterOCIStorages: %w", err)
+	}
+	out := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	defer out.Flush()
+	fmt.Fprintln(out, "OCI STORAGE ROUTE\tPRIORITY\tMATCHED\tREADY\tREASON")
+	for _, r := range routes.Items {
+		ready := meta.FindStatusCondition(r.Status.Conditions, v1alpha1.ReadyCondition)
+		reason := ready.Reason
+		if sh := meta.FindStatusCondition(r.Status.Conditions, v1alpha1.ShadowedCondition); sh != nil && sh.Status == metav1.ConditionTrue {
+			reason += " (Shadowed: " + sh.Message + ")"
+		}
+		fmt.Fprintf(out, "%s\t%d\t%d\t%s\t%s\n", r.Name, r.Spec.Priority, r.Status.MatchedClusters, ready.Status, reason)
+	}
+	fmt.Fprintln(out, "\nCLUSTER OCI STORAGE\tROUTE\tCHAIN\tMATCHED BY\tREADY\tDELIVERED IN (ManifestWork)")
+	for _, s := range storages.Items {
+		ready := meta.FindStatusCondition(s.Status.Conditions, v1alpha1.ReadyCondition)
+		state := "<none>"
+		if ready != nil {
+			state = string(ready.Status) + "/" + ready.Reason
+		}
+		fmt.Fprintf(out, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Status.Route, strings.Join(s.Status.Chain, ","), s.Status.MatchedBy, state, s.Status.Work)
+	}
+	return nil
+}
+
+// reconciled reports whether every route has a status for its current generation.
+func reconciled(routes []v1alpha1.OCIStorageRoute) bool {
+	for _, r := range routes {
+		if r.Status.ObservedGeneration != r.Generation || meta.FindStatusCondition(r.Status.Conditions, v1alpha1.ReadyCondition) == nil {
+			return false
+		}
+	}
+	return len(routes) > 0
+}
+
+func freePorts(n string) {
+	count, err := strconv.Atoi(n)
+	if err != nil {
+		log.Fatalf("demohub: freeports wants a number, not %q", n)
+	}
+	var ports []string
+	for range count {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			log.Fatalf("demohub: %v", err)
+		}
+		defer l.Close() // held until all are picked, so that they differ
+		ports = append(ports, strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+	}
+	fmt.Println(strings.Join(ports, " "))
 }

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Starts bin/fleet-controller hub against the local hub (.hub/kubeconfig) in the background and
+# waits until it is ready. State lives in .hub/: controller.pid, controller.log and
+# controller.metrics (the address of its /metrics). hack/hub-down.sh stops it with the hub.
+# Idempotent: a controller that is already running is left alone.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+hub=.hub
+[[ -f $hub/kubeconfig ]] || { echo "no local hub: run make hub-up first" >&2; exit 1; }
+if [[ -f $hub/controller.pid ]] && kill -0 "$(cat "$hub/controller.pid")" 2>/dev/null; then
+  echo "fleet-controller hub already running (pid $(cat "$hub/controller.pid"))"
+  exit 0
+fi
+
+# Free loopback ports for the metrics and probe endpoints.
+read -r mport pport < <(go run ./hack/demohub freeports 2)
+metrics=127.0.0.1:$mport
+probes=127.0.0.1:$pport
+echo "$metrics" >"$hub/controller.metrics"
+nohup bin/fleet-controller hub --kubeconfig "$hub/kubeconfig" --metrics-bind-address "$metrics" \
+  --health-probe-bind-address "$probes" >"$hub/controller.log" 2>&1 </dev/null &
+echo $! >"$hub/controller.pid"
+for ((i = 0; i < 60; i++)); do
+  if curl -fsS --max-time 2 "http://$probes/readyz" >/dev/null 2>&1; then
+    echo "fleet-controller hub ready (pid $(cat "$hub/controller.pid"), metrics http://$metrics/metrics, log $hub/controller.log)"
+    exit 0
+  fi
+  kill -0 "$(cat "$hub/controller.pid")" 2>/dev/null || break
+  sleep 0.5
+done
+echo "fleet-controller hub did not become ready; last lines of $hub/controller.log:" >&2
+tail -n 20 "$hub/controller.log" >&2
+exit 1
