@@ -87,21 +87,14 @@ func (r *RoutingReconciler) load(ctx context.Context, name string) (*workspaceSt
 		storages v1alpha1.ClusterOCIStorageList
 	)
 	in := client.InNamespace(name)
-	for _, l := range []struct {
-		list client.ObjectList
-		opts []client.ListOption
-	}{
-		{&routes, []client.ListOption{in}},
-		{&secrets, []client.ListOption{in}},
-		{&bindings, []client.ListOption{in}},
-		{&sets, nil},
-		{clusters, []client.ListOption{client.UnsafeDisableDeepCopy}},
-		{&works, []client.ListOption{client.MatchingFields{workspaceIndex: name}}},
-		{&storages, []client.ListOption{in}},
-	} {
-		if err := r.List(ctx, l.list, l.opts...); err != nil {
-			return nil, fmt.Errorf("reading the cache: %w", err)
-		}
+	if err := r.read(ctx, cacheList{&routes, in}, cacheList{&works, client.MatchingFields{workspaceIndex: name}}, cacheList{&storages, in}); err != nil {
+		return nil, err
+	}
+	if len(routes.Items) == 0 && len(works.Items) == 0 && len(storages.Items) == 0 {
+		return &workspaceState{name: name, inv: &inventory.Workspace{Name: name}}, nil // not an OCI storage workspace
+	}
+	if err := r.read(ctx, cacheList{&secrets, in}, cacheList{&bindings, in}, cacheList{&sets, nil}, cacheList{clusters, client.UnsafeDisableDeepCopy}); err != nil {
+		return nil, err
 	}
 	lists := inventory.Lists{Clusters: make([]metav1.Object, len(clusters.Items))}
 	for i := range clusters.Items {
@@ -138,6 +131,25 @@ func (r *RoutingReconciler) load(ctx context.Context, name string) (*workspaceSt
 		ws.storages[storages.Items[i].Name] = &storages.Items[i]
 	}
 	return ws, nil
+}
+
+// cacheList is a list to read from the cache, with its option.
+type cacheList struct {
+	list client.ObjectList
+	opt  client.ListOption
+}
+
+func (r *RoutingReconciler) read(ctx context.Context, lists ...cacheList) error {
+	for _, l := range lists {
+		var opts []client.ListOption
+		if l.opt != nil {
+			opts = append(opts, l.opt)
+		}
+		if err := r.List(ctx, l.list, opts...); err != nil {
+			return fmt.Errorf("reading the cache: %w", err)
+		}
+	}
+	return nil
 }
 
 func toUnstructured[T any](items []T) ([]unstructured.Unstructured, error) {

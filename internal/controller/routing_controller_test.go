@@ -323,6 +323,25 @@ func TestRoutingWorkspace(t *testing.T) {
 		}
 	})
 
+	t.Run("deleting a route moves its clusters to their next match", func(t *testing.T) {
+		if err := c.Delete(ctx, v.route("lab")); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, converge, "lab-sandbox on route shadowed", func() error {
+			w, err := v.work("lab-sandbox")
+			if err != nil {
+				return err
+			}
+			if ch := v.chain(w); ch.Route != "shadowed" || ch.Registries[0].Name != "source" {
+				return fmt.Errorf("work carries route %q", ch.Route)
+			}
+			if st, err := v.storage("lab-sandbox"); err != nil || st.Status.Route != "shadowed" || condition(st.Status.Conditions, v1alpha1.ReadyCondition) != "True/Delivered" {
+				return fmt.Errorf("ClusterOCIStorage: %+v %v", st.Status, err)
+			}
+			return nil
+		})
+	})
+
 	t.Run("restarted controller writes nothing", func(t *testing.T) {
 		stop()
 		before := writes(t, "", "")
