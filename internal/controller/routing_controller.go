@@ -12,10 +12,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -36,6 +38,7 @@ import (
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=managedclusters;managedclustersets;managedclustersetbindings,verbs=get;list;watch
 // +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=manifestworks,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // RoutingReconciler makes a workspace's routes effective. Its unit is a workspace (a namespace):
 // each route's outcome depends on every route, registry and routable cluster of the workspace, so
@@ -49,6 +52,8 @@ type RoutingReconciler struct {
 	// AlwaysWrite skips the comparison with what is on the hub and rewrites every work and
 	// status: the naive baseline the benchmark measures against. Never set it otherwise.
 	AlwaysWrite bool
+	// Recorder receives an Event on a route whose Ready condition changes; nil records none.
+	Recorder events.EventRecorder
 }
 
 // workspaceState is one workspace as the cache shows it.
@@ -381,10 +386,28 @@ func (r *RoutingReconciler) writeStatuses(ctx context.Context, ws *workspaceStat
 		upd := route.DeepCopy()
 		upd.Status = st
 		w.do(ctx, kindRoute, verbStatus, func(ctx context.Context) error {
-			return client.IgnoreNotFound(r.Status().Update(ctx, upd))
+			if err := r.Status().Update(ctx, upd); err != nil {
+				return client.IgnoreNotFound(err)
+			}
+			r.recordReady(route, upd)
+			return nil
 		})
 	}
 	return w.wait()
+}
+
+// recordReady records an Event when a route's Ready condition changes status or reason.
+func (r *RoutingReconciler) recordReady(before, after *v1alpha1.OCIStorageRoute) {
+	was := meta.FindStatusCondition(before.Status.Conditions, v1alpha1.ReadyCondition)
+	now := meta.FindStatusCondition(after.Status.Conditions, v1alpha1.ReadyCondition)
+	if r.Recorder == nil || now == nil || was != nil && was.Status == now.Status && was.Reason == now.Reason {
+		return
+	}
+	kind := corev1.EventTypeNormal
+	if now.Status != metav1.ConditionTrue {
+		kind = corev1.EventTypeWarning
+	}
+	r.Recorder.Eventf(after, nil, kind, now.Reason, "Reconcile", "%s", now.Message)
 }
 
 // workspaceOf maps a namespaced object to its namespace's workspace.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -289,6 +290,18 @@ func TestRoutingWorkspace(t *testing.T) {
 				return fmt.Errorf("Ready %s", got)
 			}
 			return nil
+		})
+		eventually(t, converge, "a Warning event on route lab", func() error {
+			var evs eventsv1.EventList
+			if err := c.List(ctx, &evs, client.InNamespace(ws)); err != nil {
+				return err
+			}
+			for _, e := range evs.Items {
+				if e.Regarding.Name == "lab" && e.Type == corev1.EventTypeWarning && e.Reason == v1alpha1.ReasonRegistryNotFound && strings.Contains(e.Note, `"legacy"`) {
+					return nil
+				}
+			}
+			return fmt.Errorf("none among %d events", len(evs.Items))
 		})
 		st, _ := v.storage("lab-sandbox")
 		if condition(st.Status.Conditions, v1alpha1.ReadyCondition) != "False/LastGoodChainKept" || join(st.Status.Chain) != "legacy" {

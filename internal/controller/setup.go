@@ -41,7 +41,8 @@ type Options struct {
 // Reconcilers are the reconcilers of `fleet-controller hub`, by the name --controllers uses.
 var Reconcilers = map[string]func(ctrl.Manager, Options) error{
 	"routing": func(mgr ctrl.Manager, o Options) error {
-		return (&RoutingReconciler{Client: mgr.GetClient(), MaxConcurrentWrites: o.MaxConcurrentWrites, AlwaysWrite: o.AlwaysWrite}).SetupWithManager(mgr)
+		return (&RoutingReconciler{Client: mgr.GetClient(), MaxConcurrentWrites: o.MaxConcurrentWrites, AlwaysWrite: o.AlwaysWrite,
+			Recorder: mgr.GetEventRecorder("fleet-controller-hub")}).SetupWithManager(mgr)
 	},
 }
 
