@@ -76,6 +76,9 @@ func (r *RoutingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, err
 	}
 	plan := planWorkspace(ws)
+	if plan.err != nil {
+		return ctrl.Result{}, plan.err
+	}
 	failed, err := r.deliver(ctx, ws, plan)
 	return ctrl.Result{}, errors.Join(err, r.writeStatuses(ctx, ws, plan, failed))
 }
@@ -175,7 +178,6 @@ type clusterPlan struct {
 	wait string
 	work *workv1.ManifestWork // the desired work; nil when the cluster gets none (or keeps its own)
 	kept string               // the unusable registry that keeps the delivered chain in place
-	push []string             // registries of its chain delivered with push credentials
 }
 
 // workspacePlan is the desired state of a workspace.
@@ -183,6 +185,7 @@ type workspacePlan struct {
 	clusters map[string]*clusterPlan // every routable cluster, when the workspace has routes
 	report   *routing.Report
 	invalid  map[string][]string // spec problems of the routes left out of routing, by route
+	err      error               // the routes could not be resolved: nothing is to be written
 }
 
 // planWorkspace computes the desired state of a workspace from what the cache shows.
@@ -197,8 +200,9 @@ func planWorkspace(ws *workspaceState) workspacePlan {
 		return p
 	}
 	_, rep, err := ws.inv.Resolve()
-	if err != nil { // valid routes with unique names always compile; keep the workspace as it is
-		return workspacePlan{invalid: p.invalid}
+	if err != nil { // valid routes with unique names always compile; should they not, change nothing
+		p.err = err
+		return p
 	}
 	p.report = rep
 	for _, res := range rep.Clusters {
@@ -214,10 +218,7 @@ func planWorkspace(ws *workspaceState) workspacePlan {
 				cp.kept = name
 				break
 			}
-			entry, push := ocichain.Registry(name, reg)
-			if push {
-				cp.push = append(cp.push, name)
-			}
+			entry, _ := ocichain.Registry(name, reg)
 			chain.Registries = append(chain.Registries, entry)
 		}
 		if cp.kept != "" {
