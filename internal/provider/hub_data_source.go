@@ -2,12 +2,22 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
+	"github.com/umkim/terraform-provider-fleet/internal/hub"
 	"github.com/umkim/terraform-provider-fleet/internal/hubresource"
 	"github.com/umkim/terraform-provider-fleet/internal/inventory"
 	"github.com/umkim/terraform-provider-fleet/internal/routing"
@@ -68,4 +78,174 @@ func (d *hubDataSource) resolve(ctx context.Context, ws string, diags *diag.Diag
 		return nil, nil
 	}
 	return inv, rep
+}
+
+// Which view a data source's values come from (its resolved_by attribute).
+const (
+	resolvedByController = "controller" // what `fleet-controller hub` reports in status
+	resolvedByProvider   = "provider"   // the provider's own resolution of the hub's objects
+)
+
+// clusterStorageKind is the per-cluster status object `fleet-controller hub` writes: one per
+// cluster of a workspace, named after the cluster, in the workspace namespace.
+var clusterStorageKind = hub.Kind{GroupVersionResource: v1alpha1.GroupVersion.WithResource("clusterocistorages"), Kind: "ClusterOCIStorage"}
+
+// listServed lists a kind in a namespace; served is false when the hub does not serve the kind
+// at all (its CRD is not installed: a hub without the controller, or with older CRDs). A list
+// of a served kind is never NotFound, even in a namespace that does not exist.
+func listServed(ctx context.Context, l hub.Lister, k hub.Kind, namespace string) (items []unstructured.Unstructured, served bool, err error) {
+	items, err = l.List(ctx, k, namespace, "")
+	if errors.Is(err, hub.ErrKindNotServed) || apierrors.IsNotFound(err) {
+		return nil, false, nil
+	}
+	return items, err == nil, err
+}
+
+// deliveries reads what `fleet-controller hub` delivered to the clusters of a workspace: the
+// status of each ClusterOCIStorage that has a Ready condition, by cluster. It is empty when the
+// controller is not installed or has not reconciled the workspace yet. What cannot be read is
+// left out with a warning: the provider's own resolution is shown instead. l caches the result
+// for the data sources of one run; callers must not modify it.
+func deliveries(ctx context.Context, l hub.Lister, ws string, diags *diag.Diagnostics) map[string]v1alpha1.ClusterOCIStorageStatus {
+	type view struct {
+		byCluster map[string]v1alpha1.ClusterOCIStorageStatus
+		warnings  diag.Diagnostics
+	}
+	v, _ := l.Memo("deliveries/"+ws, func() (any, error) {
+		v := view{byCluster: map[string]v1alpha1.ClusterOCIStorageStatus{}}
+		items, _, err := listServed(ctx, l, clusterStorageKind, ws)
+		if err != nil {
+			v.warnings.AddWarning("Cannot read the controller's view",
+				fmt.Sprintf("Listing the ClusterOCIStorages of workspace %s failed: %v. The provider's own resolution is shown instead (resolved_by = %q).", ws, err, resolvedByProvider))
+			return v, nil
+		}
+		for i := range items {
+			var st v1alpha1.ClusterOCIStorageStatus
+			if !readStatus(&items[i], &st, &v.warnings) || meta.FindStatusCondition(st.Conditions, v1alpha1.ReadyCondition) == nil {
+				continue
+			}
+			v.byCluster[items[i].GetName()] = st
+		}
+		return v, nil
+	})
+	diags.Append(v.(view).warnings...)
+	return v.(view).byCluster
+}
+
+// routeStatuses reads the status `fleet-controller hub` wrote on each route of a workspace, by
+// route name, keeping only current ones: those that describe the route's current spec
+// (status.observedGeneration is the route's generation) and have a Ready condition. all is true
+// when the workspace has routes and every one of them has a current status.
+func routeStatuses(ctx context.Context, l hub.Lister, ws string, diags *diag.Diagnostics) (current map[string]v1alpha1.OCIStorageRouteStatus, all bool) {
+	current = map[string]v1alpha1.OCIStorageRouteStatus{}
+	items, err := l.List(ctx, inventory.RouteKind, ws, "") // the list the inventory was read from, cached
+	if err != nil {
+		diags.AddWarning("Cannot read the controller's view",
+			fmt.Sprintf("Listing the routes of workspace %s failed: %v. Route statuses are not shown (resolved_by = %q).", ws, err, resolvedByProvider))
+		return current, false
+	}
+	for i := range items {
+		var st v1alpha1.OCIStorageRouteStatus
+		if readStatus(&items[i], &st, diags) && st.ObservedGeneration == items[i].GetGeneration() &&
+			meta.FindStatusCondition(st.Conditions, v1alpha1.ReadyCondition) != nil {
+			current[items[i].GetName()] = st
+		}
+	}
+	return current, len(items) > 0 && len(current) == len(items)
+}
+
+// readStatus decodes an object's status into st; false (with a warning) when it cannot be read,
+// false without one when it has none.
+func readStatus(u *unstructured.Unstructured, st any, diags *diag.Diagnostics) bool {
+	m, ok, _ := unstructured.NestedMap(u.Object, "status")
+	if !ok {
+		return false
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, st); err != nil {
+		diags.AddWarning("Unreadable status on the hub", fmt.Sprintf("%s %s/%s: status: %v. It is left out; the provider's own resolution is shown for it.",
+			u.GetKind(), u.GetNamespace(), u.GetName(), err))
+		return false
+	}
+	return true
+}
+
+// readyCondition is the Ready condition of conds; callers have checked it is there.
+func readyCondition(conds []metav1.Condition) *metav1.Condition {
+	return meta.FindStatusCondition(conds, v1alpha1.ReadyCondition)
+}
+
+// pathFromCRD reads a route field path as the controller writes it, in the CRD's names (for
+// example spec.clusterSelectors[1] or spec.clusterSelectors[0].matchLabels["region"]), back into
+// a routing.Path, whose String is the Terraform attribute form (cluster_selectors[1]): the
+// inverse of routing.Path.CRD.
+func pathFromCRD(crd string) (routing.Path, error) {
+	if crd == "metadata.name" {
+		return routing.Path{routing.Attr("name")}, nil
+	}
+	bad := func(why string) error {
+		return fmt.Errorf("%q is not a field path of an OCIStorageRoute: %s", crd, why)
+	}
+	rest, ok := strings.CutPrefix(crd, "spec")
+	if !ok {
+		return nil, bad(`it does not start with "spec"`)
+	}
+	var p routing.Path
+	for rest != "" {
+		switch {
+		case rest[0] == '.':
+			end := strings.IndexAny(rest[1:], ".[")
+			if end < 0 {
+				end = len(rest) - 1
+			}
+			name := rest[1 : 1+end]
+			attr, ok := snake(name)
+			if !ok {
+				return nil, bad(fmt.Sprintf("%q is not a field name", name))
+			}
+			p = append(p, routing.Attr(attr))
+			rest = rest[1+end:]
+		case strings.HasPrefix(rest, `["`):
+			q, err := strconv.QuotedPrefix(rest[1:])
+			if err != nil || !strings.HasPrefix(rest[1+len(q):], "]") {
+				return nil, bad("a map key is not a quoted string in brackets")
+			}
+			key, _ := strconv.Unquote(q)
+			p = append(p, routing.Key(key))
+			rest = rest[1+len(q)+1:]
+		case rest[0] == '[':
+			end := strings.IndexByte(rest, ']')
+			if end < 2 || strings.Trim(rest[1:end], "0123456789") != "" {
+				return nil, bad("a list index is not a number in brackets")
+			}
+			i, err := strconv.Atoi(rest[1:end])
+			if err != nil {
+				return nil, bad(err.Error())
+			}
+			p = append(p, routing.Index(i))
+			rest = rest[end+1:]
+		default:
+			return nil, bad(fmt.Sprintf("unexpected %q", rest))
+		}
+	}
+	return p, nil
+}
+
+// snake turns a CRD field name into the Terraform attribute name: clusterNames → cluster_names.
+func snake(name string) (string, bool) {
+	if name == "" || name[0] < 'a' || name[0] > 'z' {
+		return "", false
+	}
+	var b strings.Builder
+	for _, r := range name {
+		switch {
+		case r >= 'A' && r <= 'Z':
+			b.WriteByte('_')
+			b.WriteRune(r - 'A' + 'a')
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
@@ -29,6 +30,8 @@ type ociChainModel struct {
 	MatchedBy       types.String    `tfsdk:"matched_by"`
 	Registries      []chainRegistry `tfsdk:"registries"`
 	ReplicationWait types.String    `tfsdk:"replication_wait"`
+	ResolvedBy      types.String    `tfsdk:"resolved_by"`
+	Delivery        types.String    `tfsdk:"delivery"`
 }
 
 type chainRegistry struct {
@@ -39,24 +42,40 @@ type chainRegistry struct {
 
 func (d *ociChainDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "The route and registry chain one cluster pulls OCI artifacts through, resolved from the routes, " +
-			"registries and clusters on the hub — the answer to \"where does cluster X pull from, and why?\".",
+		MarkdownDescription: "The route and registry chain one cluster pulls OCI artifacts through — the answer to \"where does cluster X pull from, and why?\".\n\n" +
+			"When `fleet-controller hub` runs on the hub, this is what it delivered to the cluster, as it reports in the cluster's " +
+			"ClusterOCIStorage object. That can differ from what the routes say now: when a route names a registry that does not exist, " +
+			"for instance, the controller keeps the chain it delivered before, and `delivery` says so. Without the controller (or before " +
+			"it has handled the cluster), the provider resolves the chain itself from the routes, registries and clusters on the hub. " +
+			"`resolved_by` says which of the two you are looking at; either way no controller is needed to use this data source.",
 		Attributes: map[string]schema.Attribute{
 			"workspace": schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: "Workspace (hub namespace). Defaults to the provider's `workspace`."},
 			"cluster":   schema.StringAttribute{Required: true, MarkdownDescription: "Name of the OCM ManagedCluster, a member of a ManagedClusterSet bound to the workspace."},
-			"route":     schema.StringAttribute{Computed: true, MarkdownDescription: "The route the cluster uses; null when no route matches it (it then has no chain)."},
+			"route": schema.StringAttribute{Computed: true,
+				MarkdownDescription: "The route the cluster's chain comes from; null when no route matches the cluster (it then has no chain)."},
 			"matched_by": schema.StringAttribute{Computed: true,
 				MarkdownDescription: "The route's criterion that matched: `cluster_names`, `cluster_groups`, `cluster_selectors[<i>]` or `default`; null when unmatched."},
 			"registries": schema.ListNestedAttribute{
-				Computed:            true,
-				MarkdownDescription: "The chain, in the order the cluster tries it.",
+				Computed: true,
+				MarkdownDescription: "The chain, in the order the cluster tries it. When `resolved_by` is `controller` the names are those " +
+					"delivered to the cluster; `reference` and `role` are always read from the workspace's registry Secrets as they are now.",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"name":      schema.StringAttribute{Computed: true, MarkdownDescription: "Registry name."},
-					"reference": schema.StringAttribute{Computed: true, MarkdownDescription: "`host[:port][/path]`; null when the registry does not exist on the hub."},
+					"reference": schema.StringAttribute{Computed: true, MarkdownDescription: "`host[:port][/path]`; null when the registry does not exist on the hub (for instance, its Secret was deleted after the chain was delivered)."},
 					"role":      schema.StringAttribute{Computed: true, MarkdownDescription: "`source` or `mirror`; null when the registry does not exist on the hub."},
 				}},
 			},
-			"replication_wait": schema.StringAttribute{Computed: true, MarkdownDescription: "How long the cluster waits for a missing artifact at one registry before moving on."},
+			"replication_wait": schema.StringAttribute{Computed: true,
+				MarkdownDescription: "How long the cluster waits for a missing artifact at one registry before moving on, as spelled on the route (e.g. `10m`), " +
+					"or as delivered (e.g. `1h0m0s`) when the controller delivered another value than the route has now; null when unmatched."},
+			"resolved_by": schema.StringAttribute{Computed: true,
+				MarkdownDescription: "Where the values come from: `controller` when `fleet-controller hub` has reported the cluster's delivered chain " +
+					"(a ClusterOCIStorage named after the cluster in the workspace namespace, with a `Ready` condition); `provider` when it has not — " +
+					"the controller is not installed or has not handled the cluster yet — and the provider resolved the routes itself."},
+			"delivery": schema.StringAttribute{Computed: true,
+				MarkdownDescription: "The controller's account of the delivery, the message of the ClusterOCIStorage's `Ready` condition: that the chain " +
+					"is delivered in a ManifestWork, or for instance that the chain delivered before stays in place because the route now names a " +
+					"registry that cannot be used. Null when `resolved_by` is `provider`."},
 		},
 	}
 }
@@ -78,21 +97,58 @@ func (d *ociChainDataSource) Read(ctx context.Context, req datasource.ReadReques
 		return
 	}
 	m.Workspace = types.StringValue(ws)
-	m.Route, m.MatchedBy, m.ReplicationWait = types.StringNull(), types.StringNull(), types.StringNull()
-	m.Registries = []chainRegistry{}
-	if res.Matched() {
+	m.Route, m.MatchedBy, m.ReplicationWait, m.Delivery = types.StringNull(), types.StringNull(), types.StringNull(), types.StringNull()
+	m.ResolvedBy = types.StringValue(resolvedByProvider)
+	var chain []string
+	if st, ok := deliveries(ctx, d.env.Client.Live(), ws, &resp.Diagnostics)[cluster]; ok {
+		m.ResolvedBy = types.StringValue(resolvedByController)
+		m.Delivery = types.StringValue(readyCondition(st.Conditions).Message)
+		m.Route, m.ReplicationWait = optionalString(st.Route), optionalString(sameWait(st.ReplicationWait, inv.Waits[st.Route]))
+		if st.MatchedBy != "" {
+			p, err := pathFromCRD(st.MatchedBy)
+			if err != nil {
+				resp.Diagnostics.AddWarning("Unexpected matchedBy on the hub",
+					fmt.Sprintf("ClusterOCIStorage %s/%s: status.matchedBy: %v. matched_by shows it as written.", ws, cluster, err))
+				m.MatchedBy = types.StringValue(st.MatchedBy)
+			} else {
+				m.MatchedBy = types.StringValue(p.String())
+			}
+		}
+		chain = st.Chain
+	} else if res.Matched() {
 		m.Route = types.StringValue(res.Route)
 		m.MatchedBy = types.StringValue(res.MatchedBy.String())
 		m.ReplicationWait = types.StringValue(inv.Waits[res.Route])
-		for _, name := range res.Registries {
-			r := chainRegistry{Name: types.StringValue(name), Reference: types.StringNull(), Role: types.StringNull()}
-			if reg, ok := inv.Registries[name]; ok {
-				r.Reference, r.Role = types.StringValue(reg.Reference), types.StringValue(reg.Role)
-			}
-			m.Registries = append(m.Registries, r)
+		chain = res.Registries
+	}
+	m.Registries = []chainRegistry{}
+	for _, name := range chain {
+		r := chainRegistry{Name: types.StringValue(name), Reference: types.StringNull(), Role: types.StringNull()}
+		if reg, ok := inv.Registries[name]; ok {
+			r.Reference, r.Role = types.StringValue(reg.Reference), types.StringValue(reg.Role)
 		}
+		m.Registries = append(m.Registries, r)
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// sameWait is the route's spelling of a delivered replication wait when both are the same
+// duration (the controller writes Go's form, 10m0s for 10m), else the delivered one.
+func sameWait(delivered, spelled string) string {
+	d, err1 := time.ParseDuration(delivered)
+	s, err2 := time.ParseDuration(spelled)
+	if err1 == nil && err2 == nil && d == s {
+		return spelled
+	}
+	return delivered
+}
+
+// optionalString is s, or null when it is empty.
+func optionalString(s string) types.String {
+	if s == "" {
+		return types.StringNull()
+	}
+	return types.StringValue(s)
 }
 
 func notInWorkspace(cluster string, inv *inventory.Workspace) string {

@@ -8,5 +8,10 @@ output "store_chain" {
     route      = data.fleet_oci_chain.store.route
     matched_by = data.fleet_oci_chain.store.matched_by
     registries = [for r in data.fleet_oci_chain.store.registries : r.reference]
+    # "controller": the chain fleet-controller hub delivered to the cluster; "provider": no
+    # controller (yet), the provider resolved the routes itself.
+    resolved_by = data.fleet_oci_chain.store.resolved_by
+    # The controller's word on the delivery, e.g. that the last good chain is kept; null without it.
+    delivery = data.fleet_oci_chain.store.delivery
   }
 }

@@ -23,3 +23,15 @@ check "no_route_conflicts" {
     error_message = "Routes in conflict: ${join("; ", data.fleet_oci_routing.this.conflicts)}"
   }
 }
+
+# With fleet-controller hub running, each route also says whether it works: ready is false with
+# a status such as "RegistryNotFound: ..." when, say, a registry of its chain is missing. Without
+# the controller ready is null, and this check passes.
+check "routes_ready" {
+  assert {
+    condition = alltrue([for r in data.fleet_oci_routing.this.routes : r.ready != false])
+    error_message = "Routes not ready: ${join("; ", [
+      for r in data.fleet_oci_routing.this.routes : "${r.name}: ${r.status}" if r.ready == false
+    ])}"
+  }
+}
