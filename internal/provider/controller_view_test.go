@@ -12,65 +12,7 @@ import (
 
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
 	"github.com/umkim/terraform-provider-fleet/internal/inventory"
-	"github.com/umkim/terraform-provider-fleet/internal/routing"
 )
-
-func TestPathFromCRD(t *testing.T) {
-	for crd, want := range map[string]string{
-		// What the controller writes to status.matchedBy, one per criterion.
-		"spec.clusterNames":        "cluster_names",
-		"spec.clusterGroups":       "cluster_groups",
-		"spec.clusterSelectors[0]": "cluster_selectors[0]",
-		"spec.clusterSelectors[1]": "cluster_selectors[1]",
-		"spec.default":             "default",
-		// Any other field path of a route, as condition messages name them.
-		"spec":                                  "",
-		"metadata.name":                         "name",
-		"spec.replicationWait":                  "replication_wait",
-		"spec.clusterSelectors[12].matchLabels": "cluster_selectors[12].match_labels",
-		`spec.clusterSelectors[0].matchLabels["a.b"]`:            `cluster_selectors[0].match_labels["a.b"]`,
-		`spec.clusterSelectors[0].matchLabels["x]y"]`:            `cluster_selectors[0].match_labels["x]y"]`,
-		"spec.clusterSelectors[2].matchExpressions[0].values[3]": "cluster_selectors[2].match_expressions[0].values[3]",
-	} {
-		p, err := pathFromCRD(crd)
-		if err != nil {
-			t.Errorf("pathFromCRD(%q): %v", crd, err)
-			continue
-		}
-		if p.String() != want {
-			t.Errorf("pathFromCRD(%q) = %q, want %q", crd, p.String(), want)
-		}
-		if back := p.CRD(); back != crd {
-			t.Errorf("pathFromCRD(%q).CRD() = %q: not the inverse of routing.Path.CRD", crd, back)
-		}
-	}
-	for _, bad := range []string{
-		"", "status.route", "specs.default", "spec.", "spec..default", "spec.Default", "spec.cluster_names", "spec.default.",
-		"spec[0]x", "spec.clusterSelectors[]", "spec.clusterSelectors[-1]", "spec.clusterSelectors[+1]", "spec.clusterSelectors[1",
-		"spec.clusterSelectors[x]", `spec.clusterSelectors[0].matchLabels["a"`, `spec.clusterSelectors[0].matchLabels["a]`,
-		"spec.clusterSelectors[99999999999999999999]",
-	} {
-		if p, err := pathFromCRD(bad); err == nil {
-			t.Errorf("pathFromCRD(%q) = %q, want an error", bad, p)
-		} else if !strings.Contains(err.Error(), fmt.Sprintf("%q", bad)) {
-			t.Errorf("pathFromCRD(%q): error %q does not quote the path", bad, err)
-		}
-	}
-}
-
-// Every criterion the router reports reads back from its CRD form to the matched_by the data
-// source shows without the controller.
-func TestPathFromCRDMatchedBy(t *testing.T) {
-	for _, m := range []routing.MatchedBy{
-		{Criterion: routing.ByName}, {Criterion: routing.ByGroup}, {Criterion: routing.ByDefault},
-		{Criterion: routing.BySelector, Selector: 0}, {Criterion: routing.BySelector, Selector: 7},
-	} {
-		p, err := pathFromCRD(m.Path().CRD())
-		if err != nil || p.String() != m.String() {
-			t.Errorf("%s → %s → %q, %v", m, m.Path().CRD(), p, err)
-		}
-	}
-}
 
 func TestSameWait(t *testing.T) {
 	for _, tc := range []struct{ delivered, spelled, want string }{

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -172,80 +170,4 @@ func readStatus(u *unstructured.Unstructured, st any, diags *diag.Diagnostics) b
 // readyCondition is the Ready condition of conds; callers have checked it is there.
 func readyCondition(conds []metav1.Condition) *metav1.Condition {
 	return meta.FindStatusCondition(conds, v1alpha1.ReadyCondition)
-}
-
-// pathFromCRD reads a route field path as the controller writes it, in the CRD's names (for
-// example spec.clusterSelectors[1] or spec.clusterSelectors[0].matchLabels["region"]), back into
-// a routing.Path, whose String is the Terraform attribute form (cluster_selectors[1]): the
-// inverse of routing.Path.CRD.
-func pathFromCRD(crd string) (routing.Path, error) {
-	if crd == "metadata.name" {
-		return routing.Path{routing.Attr("name")}, nil
-	}
-	bad := func(why string) error {
-		return fmt.Errorf("%q is not a field path of an OCIStorageRoute: %s", crd, why)
-	}
-	rest, ok := strings.CutPrefix(crd, "spec")
-	if !ok {
-		return nil, bad(`it does not start with "spec"`)
-	}
-	var p routing.Path
-	for rest != "" {
-		switch {
-		case rest[0] == '.':
-			end := strings.IndexAny(rest[1:], ".[")
-			if end < 0 {
-				end = len(rest) - 1
-			}
-			name := rest[1 : 1+end]
-			attr, ok := snake(name)
-			if !ok {
-				return nil, bad(fmt.Sprintf("%q is not a field name", name))
-			}
-			p = append(p, routing.Attr(attr))
-			rest = rest[1+end:]
-		case strings.HasPrefix(rest, `["`):
-			q, err := strconv.QuotedPrefix(rest[1:])
-			if err != nil || !strings.HasPrefix(rest[1+len(q):], "]") {
-				return nil, bad("a map key is not a quoted string in brackets")
-			}
-			key, _ := strconv.Unquote(q)
-			p = append(p, routing.Key(key))
-			rest = rest[1+len(q)+1:]
-		case rest[0] == '[':
-			end := strings.IndexByte(rest, ']')
-			if end < 2 || strings.Trim(rest[1:end], "0123456789") != "" {
-				return nil, bad("a list index is not a number in brackets")
-			}
-			i, err := strconv.Atoi(rest[1:end])
-			if err != nil {
-				return nil, bad(err.Error())
-			}
-			p = append(p, routing.Index(i))
-			rest = rest[end+1:]
-		default:
-			return nil, bad(fmt.Sprintf("unexpected %q", rest))
-		}
-	}
-	return p, nil
-}
-
-// snake turns a CRD field name into the Terraform attribute name: clusterNames → cluster_names.
-func snake(name string) (string, bool) {
-	if name == "" || name[0] < 'a' || name[0] > 'z' {
-		return "", false
-	}
-	var b strings.Builder
-	for _, r := range name {
-		switch {
-		case r >= 'A' && r <= 'Z':
-			b.WriteByte('_')
-			b.WriteRune(r - 'A' + 'a')
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
-			b.WriteRune(r)
-		default:
-			return "", false
-		}
-	}
-	return b.String(), true
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/umkim/terraform-provider-fleet/internal/inventory"
+	"github.com/umkim/terraform-provider-fleet/internal/routing"
 )
 
 var _ datasource.DataSourceWithConfigure = &ociChainDataSource{}
@@ -105,7 +106,7 @@ func (d *ociChainDataSource) Read(ctx context.Context, req datasource.ReadReques
 		m.Delivery = types.StringValue(readyCondition(st.Conditions).Message)
 		m.Route, m.ReplicationWait = optionalString(st.Route), optionalString(sameWait(st.ReplicationWait, inv.Waits[st.Route]))
 		if st.MatchedBy != "" {
-			p, err := pathFromCRD(st.MatchedBy)
+			p, err := routing.ParseCRD(st.MatchedBy)
 			if err != nil {
 				resp.Diagnostics.AddWarning("Unexpected matchedBy on the hub",
 					fmt.Sprintf("ClusterOCIStorage %s/%s: status.matchedBy: %v. matched_by shows it as written.", ws, cluster, err))

@@ -384,6 +384,10 @@ func (s *scenario) routingCheck(routes []routingWant) statecheck.StateCheck {
 			"clusters": knownvalue.ListExact(cs),
 			"shadowed": knownvalue.Bool(false),
 			"conflict": knownvalue.Null(),
+			// No controller runs in this test: no route status, and the provider's count.
+			"ready":            knownvalue.Null(),
+			"status":           knownvalue.Null(),
+			"matched_clusters": knownvalue.Int64Exact(int64(len(r.clusters))),
 		}))
 	}
 	return statecheck.ExpectKnownValue("data.fleet_oci_routing.ws", tfjsonpath.New("routes"), knownvalue.ListExact(rs))

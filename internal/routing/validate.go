@@ -81,6 +81,82 @@ func camel(attr string) string {
 	return strings.Join(parts, "")
 }
 
+// ParseCRD reads a field path of an OCIStorageRoute as CRD renders it (for example
+// spec.clusterSelectors[1], as a ClusterOCIStorage's matchedBy names it) back into a Path, whose
+// String is the Terraform attribute form (cluster_selectors[1]): the inverse of CRD.
+func ParseCRD(crd string) (Path, error) {
+	if crd == "metadata.name" {
+		return Path{Attr("name")}, nil
+	}
+	bad := func(why string) error {
+		return fmt.Errorf("%q is not a field path of an OCIStorageRoute: %s", crd, why)
+	}
+	rest, ok := strings.CutPrefix(crd, "spec")
+	if !ok {
+		return nil, bad(`it does not start with "spec"`)
+	}
+	var p Path
+	for rest != "" {
+		switch {
+		case rest[0] == '.':
+			end := strings.IndexAny(rest[1:], ".[")
+			if end < 0 {
+				end = len(rest) - 1
+			}
+			name := rest[1 : 1+end]
+			attr, ok := snake(name)
+			if !ok {
+				return nil, bad(fmt.Sprintf("%q is not a field name", name))
+			}
+			p = append(p, Attr(attr))
+			rest = rest[1+end:]
+		case strings.HasPrefix(rest, `["`):
+			q, err := strconv.QuotedPrefix(rest[1:])
+			if err != nil || !strings.HasPrefix(rest[1+len(q):], "]") {
+				return nil, bad("a map key is not a quoted string in brackets")
+			}
+			key, _ := strconv.Unquote(q)
+			p = append(p, Key(key))
+			rest = rest[1+len(q)+1:]
+		case rest[0] == '[':
+			end := strings.IndexByte(rest, ']')
+			if end < 2 || strings.Trim(rest[1:end], "0123456789") != "" {
+				return nil, bad("a list index is not a number in brackets")
+			}
+			i, err := strconv.Atoi(rest[1:end])
+			if err != nil {
+				return nil, bad(err.Error())
+			}
+			p = append(p, Index(i))
+			rest = rest[end+1:]
+		default:
+			return nil, bad(fmt.Sprintf("unexpected %q", rest))
+		}
+	}
+	return p, nil
+}
+
+// snake turns a CRD field name into the Terraform attribute name, clusterNames → cluster_names:
+// the inverse of camel.
+func snake(name string) (string, bool) {
+	if name == "" || name[0] < 'a' || name[0] > 'z' {
+		return "", false
+	}
+	var b strings.Builder
+	for _, r := range name {
+		switch {
+		case r >= 'A' && r <= 'Z':
+			b.WriteByte('_')
+			b.WriteRune(r - 'A' + 'a')
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
+}
+
 // Problem is one configuration error of a route.
 type Problem struct {
 	Route   string
