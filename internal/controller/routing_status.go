@@ -144,9 +144,9 @@ func setReadyCondition(conds *[]metav1.Condition, gen int64, matched int) {
 }
 
 // clusterStatus computes a ClusterOCIStorage's status from the cluster's resolution now, its
-// replication wait (as the typed cache renders it, e.g. 10m0s), its ManifestWork ("<namespace>/<name>"), the registry
-// that stops its new chain from being delivered (kept, "" when none) and the error of writing
-// its work. It shows what is delivered; the agent's fields are kept.
+// replication wait (in Go's form, e.g. 10m0s), its ManifestWork ("<namespace>/<name>"), the
+// registry that stops its new chain from being delivered (kept, "" when none) and the error of
+// writing its work. It shows what is delivered; the agent's fields are kept.
 func clusterStatus(obs v1alpha1.ClusterOCIStorageStatus, res routing.Resolution, wait, work, kept string, failed error) v1alpha1.ClusterOCIStorageStatus {
 	st := *obs.DeepCopy()
 	switch {
