@@ -49,8 +49,9 @@ func BenchmarkController(b *testing.B) {
 	}
 	for b.Loop() {
 		ours := f.measure(b, false, steady)
+		fmt.Printf("controller: %s\n", ours)
 		naive := f.measure(b, true, steady)
-		fmt.Printf("controller: %s\ncontroller (baseline: rewrite everything on every reconcile): %s\n", ours, naive)
+		fmt.Printf("controller (baseline: rewrite everything on every reconcile): %s\n", naive)
 		fmt.Printf("controller: ratio baseline/ours: converge %.2fx, writes per changed cluster %.0fx, steady writes %s\n",
 			naive.converge.Seconds()/ours.converge.Seconds(), naive.perChanged/ours.perChanged, ratio(naive.steadyWrites, ours.steadyWrites))
 	}
@@ -152,7 +153,10 @@ func writeCount() float64 { return writes(nil, "", "") }
 // settle waits until the controller has written nothing for two seconds.
 func settle(b *testing.B) {
 	last, quiet := writeCount(), 0
-	for quiet < 10 {
+	for start := time.Now(); quiet < 10; {
+		if time.Since(start) > 5*time.Minute {
+			b.Fatalf("the controller keeps writing: %.0f writes so far", last)
+		}
 		time.Sleep(200 * time.Millisecond)
 		if n := writeCount(); n != last {
 			last, quiet = n, 0
@@ -166,7 +170,7 @@ func waitFor(b *testing.B, what string, ok func() bool) {
 	deadline := time.Now().Add(20 * time.Minute)
 	for !ok() {
 		if time.Now().After(deadline) {
-			b.Fatalf("%s: timed out", what)
+			b.Fatalf("%s: timed out after %.0f writes", what, writeCount())
 		}
 		time.Sleep(500 * time.Millisecond)
 	}

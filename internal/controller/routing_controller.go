@@ -286,7 +286,7 @@ func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p w
 			}
 			upd.Spec.Workload, upd.Spec.DeleteOption = cp.work.Spec.Workload, cp.work.Spec.DeleteOption
 			w.do(ctx, kindWork, verbUpdate, func(ctx context.Context) error {
-				err := r.Update(ctx, upd)
+				err := r.update(ctx, upd, false)
 				if err != nil {
 					failed.add(cluster, err)
 				}
@@ -321,7 +321,7 @@ func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p w
 				}
 				desired.Status = status
 			}
-			return r.Status().Update(ctx, desired)
+			return r.update(ctx, desired, true)
 		})
 	}
 	return failed.byCluster, errors.Join(errWorks, w.wait())
@@ -387,7 +387,7 @@ func (r *RoutingReconciler) writeStatuses(ctx context.Context, ws *workspaceStat
 		upd := route.DeepCopy()
 		upd.Status = st
 		w.do(ctx, kindRoute, verbStatus, func(ctx context.Context) error {
-			if err := r.Status().Update(ctx, upd); err != nil {
+			if err := r.update(ctx, upd, true); err != nil {
 				return client.IgnoreNotFound(err)
 			}
 			r.recordReady(route, upd)
@@ -395,6 +395,23 @@ func (r *RoutingReconciler) writeStatuses(ctx context.Context, ws *workspaceStat
 		})
 	}
 	return w.wait()
+}
+
+// update writes obj, or its status, conditional on the resourceVersion the cache showed: a
+// conflict requeues the workspace. In AlwaysWrite mode the naive baseline overwrites blindly
+// instead, with a merge patch of the whole object.
+func (r *RoutingReconciler) update(ctx context.Context, obj client.Object, status bool) error {
+	switch {
+	case r.AlwaysWrite && status:
+		obj.SetResourceVersion("")
+		return r.Status().Patch(ctx, obj, client.Merge)
+	case r.AlwaysWrite:
+		obj.SetResourceVersion("")
+		return r.Patch(ctx, obj, client.Merge)
+	case status:
+		return r.Status().Update(ctx, obj)
+	}
+	return r.Update(ctx, obj)
 }
 
 // recordReady records an Event when a route's Ready condition changes status or reason.
