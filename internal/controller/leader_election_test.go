@@ -70,11 +70,9 @@ func freeAddr(t *testing.T) string {
 // workspace while the other writes nothing; killed with SIGKILL (no release of the Lease), the
 // leader is replaced by the standby, which converges a change without duplicating any work.
 func TestLeaderElection(t *testing.T) {
-	h, c := startHub(t)
-	ctx := t.Context()
 	const ws = "leader-ws"
-	v := hubView{t, ctx, c, ws}
-	seedWorkspace(t, ctx, c, ws)
+	h, c, v := seededWorkspace(t, ws)
+	ctx := t.Context()
 
 	bin := filepath.Join(t.TempDir(), "fleet-controller")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/umkim/terraform-provider-fleet/cmd/fleet-controller").CombinedOutput(); err != nil {

@@ -23,9 +23,9 @@ import (
 // ClusterRole `make generate` writes to config/rbac/role.yaml, and checks that a workspace
 // converges: every read and write the reconciler needs is granted.
 func TestGeneratedRBACSuffices(t *testing.T) {
-	h, c := startHub(t)
-	ctx := t.Context()
 	const ws, sa, ns = "rbac-ws", "fleet-controller", "kube-system"
+	h, c, v := seededWorkspace(t, ws)
+	ctx := t.Context()
 
 	data, err := os.ReadFile(filepath.Join("..", "..", "config", "rbac", "role.yaml"))
 	if err != nil {
@@ -61,8 +61,6 @@ func TestGeneratedRBACSuffices(t *testing.T) {
 	cfg := rest.AnonymousClientConfig(h.Config)
 	cfg.BearerToken = tok.Status.Token
 
-	v := hubView{t, ctx, c, ws}
-	seedWorkspace(t, ctx, c, ws)
 	mgr, err := controller.NewHubManager(cfg, controller.HubOptions{MetricsAddr: "0", ProbeAddr: "0", Controllers: "routing"})
 	if err != nil {
 		t.Fatal(err)

@@ -25,6 +25,7 @@ import (
 	"github.com/umkim/terraform-provider-fleet/internal/demoseed"
 	"github.com/umkim/terraform-provider-fleet/internal/ocichain"
 	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
+	"github.com/umkim/terraform-provider-fleet/internal/testbed"
 )
 
 const converge = 60 * time.Second
@@ -69,6 +70,14 @@ func seedWorkspace(t *testing.T, ctx context.Context, c client.Client, ws string
 			t.Fatal(err)
 		}
 	}
+}
+
+// seededWorkspace starts (or reuses) the package's hub and seeds workspace ws on it.
+func seededWorkspace(t *testing.T, ws string) (*testbed.Hub, client.Client, hubView) {
+	t.Helper()
+	h, c := startHub(t)
+	seedWorkspace(t, t.Context(), c, ws)
+	return h, c, hubView{t, t.Context(), c, ws}
 }
 
 type hubView struct {
@@ -155,11 +164,9 @@ var seedRoutes = map[string][]string{ // route → clusters it wins
 }
 
 func TestRoutingWorkspace(t *testing.T) {
-	h, c := startHub(t)
-	ctx := t.Context()
 	const ws = "routing-ws"
-	v := hubView{t, ctx, c, ws}
-	seedWorkspace(t, ctx, c, ws)
+	h, c, v := seededWorkspace(t, ws)
+	ctx := t.Context()
 	stop := runManager(t, h)
 	v.converged()
 
