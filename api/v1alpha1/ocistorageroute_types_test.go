@@ -145,3 +145,33 @@ func TestRouteValidationOnHub(t *testing.T) {
 		}
 	})
 }
+
+// TestPrinterColumns asks the hub for the tables `kubectl get` prints and checks their columns.
+func TestPrinterColumns(t *testing.T) {
+	h := testbed.StartT(t)
+	cs, err := kubernetes.NewForConfig(h.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for resource, want := range map[string][]string{
+		"ocistorageroutes":   {"Name", "Priority", "Default", "Registries", "Matched", "Ready", "Reason", "Age"},
+		"clusterocistorages": {"Name", "Route", "Chain", "Matched By", "Active", "Waiting", "Failed", "Ready", "Age"},
+	} {
+		raw, err := cs.RESTClient().Get().AbsPath("/apis", v1alpha1.GroupVersion.Group, v1alpha1.GroupVersion.Version, resource).
+			SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").DoRaw(t.Context())
+		if err != nil {
+			t.Fatalf("%s: %v", resource, err)
+		}
+		var table metav1.Table
+		if err := json.Unmarshal(raw, &table); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, c := range table.ColumnDefinitions {
+			got = append(got, c.Name)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("kubectl get %s columns: %v, want %v", resource, got, want)
+		}
+	}
+}
