@@ -247,6 +247,42 @@ func TestRoutingWorkspace(t *testing.T) {
 		}
 	})
 
+	t.Run("a registry change rewrites only the works whose chain names it", func(t *testing.T) {
+		before := workVersions(t, v)
+		var s corev1.Secret
+		if err := c.Get(ctx, types.NamespacedName{Namespace: ws, Name: "mirror-eu"}, &s); err != nil {
+			t.Fatal(err)
+		}
+		s.Data[registrysecret.KeyAgentPassword] = []byte("pull-eu-rotated")
+		if err := c.Update(ctx, &s); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, converge, "the eu clusters' chains carry the rotated password", func() error {
+			for _, cl := range seedRoutes["eu"] {
+				w, err := v.work(cl)
+				if err != nil {
+					return err
+				}
+				if got := v.chain(w).Registries[0].AgentPassword; got != "pull-eu-rotated" {
+					return fmt.Errorf("%s: agent password %s", cl, got)
+				}
+			}
+			return nil
+		})
+		time.Sleep(time.Second) // a work rewritten by mistake would be by now
+		after := workVersions(t, v)
+		var changed []string
+		for cl, rv := range after {
+			if before[cl] != rv {
+				changed = append(changed, cl)
+			}
+		}
+		slices.Sort(changed)
+		if join(changed) != join(seedRoutes["eu"]) {
+			t.Errorf("works rewritten: %v, want exactly those of route eu %v", changed, seedRoutes["eu"])
+		}
+	})
+
 	t.Run("priority change moves exactly the affected clusters", func(t *testing.T) {
 		before := workVersions(t, v)
 		w0, s0 := writes(t, "manifestwork", ""), writes(t, "clusterocistorage", "")
