@@ -270,15 +270,7 @@ func TestRoutingWorkspace(t *testing.T) {
 			return nil
 		})
 		time.Sleep(time.Second) // a work rewritten by mistake would be by now
-		after := workVersions(t, v)
-		var changed []string
-		for cl, rv := range after {
-			if before[cl] != rv {
-				changed = append(changed, cl)
-			}
-		}
-		slices.Sort(changed)
-		if join(changed) != join(seedRoutes["eu"]) {
+		if changed := rewritten(t, v, before); join(changed) != join(seedRoutes["eu"]) {
 			t.Errorf("works rewritten: %v, want exactly those of route eu %v", changed, seedRoutes["eu"])
 		}
 	})
@@ -300,15 +292,7 @@ func TestRoutingWorkspace(t *testing.T) {
 			}
 			return nil
 		})
-		after := workVersions(t, v)
-		var changed []string
-		for cl, rv := range after {
-			if before[cl] != rv {
-				changed = append(changed, cl)
-			}
-		}
-		slices.Sort(changed)
-		if join(changed) != join(seedRoutes["eu"]) {
+		if changed := rewritten(t, v, before); join(changed) != join(seedRoutes["eu"]) {
 			t.Errorf("works rewritten: %v, want exactly %v", changed, seedRoutes["eu"])
 		}
 		if dw, ds := writes(t, "manifestwork", "")-w0, writes(t, "clusterocistorage", "")-s0; dw != 3 || ds != 3 {
@@ -428,6 +412,18 @@ func workVersions(t *testing.T, v hubView) map[string]string {
 		out[w.Namespace] = w.ResourceVersion
 	}
 	return out
+}
+
+// rewritten lists, sorted, the clusters whose work's resourceVersion differs from before.
+func rewritten(t *testing.T, v hubView, before map[string]string) []string {
+	var changed []string
+	for cl, rv := range workVersions(t, v) {
+		if before[cl] != rv {
+			changed = append(changed, cl)
+		}
+	}
+	slices.Sort(changed)
+	return changed
 }
 
 // decodedData returns the decoded values of every Secret a work carries, concatenated.
