@@ -20,8 +20,9 @@ type command struct {
 var version = "dev"
 
 var commands = map[string]command{
-	"hub":  {summary: "run the hub controllers: routes to per-cluster chains delivered through ManifestWork", run: runHub},
-	"pull": {summary: "pull an OCI artifact through a registry chain with failover", run: runPull},
+	"agent": {summary: "run the agent on a workload cluster: pull the artifacts OCIPulls name through the delivered chains", run: runAgent},
+	"hub":   {summary: "run the hub controllers: routes to per-cluster chains delivered through ManifestWork", run: runHub},
+	"pull":  {summary: "pull an OCI artifact through a registry chain with failover", run: runPull},
 }
 
 func main() {

@@ -1,0 +1,347 @@
+// Package agent holds the reconciler of `fleet-controller agent`, which runs on a workload
+// cluster: it pulls the OCI artifacts that OCIPulls name into a content-addressed cache, through
+// the registry chain the hub delivered to the cluster for each workspace.
+package agent
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
+	"github.com/umkim/terraform-provider-fleet/internal/ocichain"
+	"github.com/umkim/terraform-provider-fleet/internal/puller"
+)
+
+// +kubebuilder:rbac:groups=fleet.umkim.io,resources=ocipulls,verbs=get;list;watch
+// +kubebuilder:rbac:groups=fleet.umkim.io,resources=ocipulls/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",namespace=fleet-system,resources=secrets,verbs=get;list;watch
+
+// Defaults of the reconciler's timings.
+const (
+	// DefaultRetryFailed is how long after every registry of a chain failed a pull starts over.
+	DefaultRetryFailed = time.Minute
+	// DefaultChainRecheck is how often a pull whose chain Secret is missing looks again; the
+	// Secret's arrival re-queues it at once anyway.
+	DefaultChainRecheck = 5 * time.Minute
+)
+
+// workspaceIndex indexes OCIPulls by spec.workspace, so that a chain Secret maps to its pulls.
+const workspaceIndex = "spec.workspace"
+
+// OCIPullReconciler pulls the artifact of each OCIPull into one OCI image layout, CacheDir,
+// through the chain Secret fleet-system/oci-chain-<spec.workspace>.
+//
+// Between reconciles it keeps each pull's puller.Cursor in memory, keyed by the OCIPull's name and
+// valid for one UID, generation and chain content (by hash): a new spec or a new chain starts the
+// pull over (carrying lastSuccess). A restarted agent starts every pull over; that is cheap, since
+// content already in the layout is not downloaded again, only its manifest resolved.
+//
+// All pulls write one layout, so that a digest pulled for one OCIPull (or workspace) is not
+// fetched again for another. oras' layout store rewrites the layout's index.json from memory
+// when it tags, so the reconciler opens the layout afresh for each reconcile and runs one pull
+// at a time (it also runs with one worker).
+type OCIPullReconciler struct {
+	client.Client
+	// CacheDir is the directory of the OCI image layout; it is created if needed.
+	CacheDir string
+	// AttemptTimeout bounds one attempt at a registry (puller.Options.AttemptTimeout).
+	AttemptTimeout time.Duration
+	// RetryFailed is how long after every registry failed a pull starts over; 0 means
+	// DefaultRetryFailed.
+	RetryFailed time.Duration
+	// ChainRecheck is how often a pull whose chain is missing looks again; 0 means
+	// DefaultChainRecheck.
+	ChainRecheck time.Duration
+	// UserAgent is sent to registries.
+	UserAgent string
+	// Backoff spaces the attempts at a registry that lacks the artifact; zero is the puller's.
+	Backoff puller.Backoff
+
+	mu      sync.Mutex // one pull at a time into the layout; guards cursors
+	cursors map[types.NamespacedName]*pullEntry
+}
+
+// pullEntry is a pull's cursor and what it is valid for.
+type pullEntry struct {
+	uid        types.UID
+	generation int64
+	chain      string // sha256 of the chain document
+	cursor     puller.Cursor
+	doneAt     time.Time // when a pull that failed at every registry finished
+}
+
+// Reconcile makes one step of the pull req names, or as many as the chain allows without waiting.
+func (r *OCIPullReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
+	var pull v1alpha1.OCIPull
+	if err := r.Get(ctx, req.NamespacedName, &pull); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forget(req.NamespacedName)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	status := pull.Status.DeepCopy()
+	status.ObservedGeneration = pull.Generation
+
+	chain, sum, err := r.readChain(ctx, pull.Spec.Workspace)
+	if apierrors.IsNotFound(err) {
+		setReady(status, pull.Generation, false, v1alpha1.ReasonChainNotDelivered, fmt.Sprintf(
+			"the chain Secret %s/%s is not on the cluster: waiting for the hub to deliver workspace %s's chain",
+			ocichain.Namespace, ocichain.SecretName(pull.Spec.Workspace), pull.Spec.Workspace))
+		return ctrl.Result{RequeueAfter: or(r.ChainRecheck, DefaultChainRecheck)}, r.writeStatus(ctx, &pull, status)
+	}
+	if err != nil {
+		if !errors.As(err, new(chainError)) {
+			return ctrl.Result{}, err
+		}
+		// Only a new chain can fix it, and the Secret's change re-queues the pull.
+		setReady(status, pull.Generation, false, v1alpha1.ReasonChainInvalid, err.Error())
+		return ctrl.Result{}, r.writeStatus(ctx, &pull, status)
+	}
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := time.Now()
+	e := r.entry(req.NamespacedName, &pull, sum)
+	prev := e.cursor.Status.State
+	c := e.cursor
+	switch {
+	case c.Done && c.Status.State == puller.Failed:
+		if retry := e.doneAt.Add(or(r.RetryFailed, DefaultRetryFailed)); now.Before(retry) {
+			return r.finish(ctx, &pull, status, chain, e, prev, retry.Sub(now))
+		}
+		c = puller.Cursor{Status: puller.Status{LastSuccess: c.Status.LastSuccess}} // start over
+	case c.Done:
+		return r.finish(ctx, &pull, status, chain, e, prev, 0)
+	case c.Status.NextRetry != nil && now.Before(*c.Status.NextRetry):
+		// An early event, e.g. another Secret of the namespace: keep to the back-off.
+		return r.finish(ctx, &pull, status, chain, e, prev, c.Status.NextRetry.Sub(now))
+	}
+
+	p, err := r.puller(chain)
+	if err != nil {
+		setReady(status, pull.Generation, false, v1alpha1.ReasonChainInvalid, err.Error())
+		return ctrl.Result{}, r.writeStatus(ctx, &pull, status)
+	}
+	a := puller.Artifact{Repository: pull.Spec.Repository, Tag: pull.Spec.Tag, Digest: digest.Digest(pull.Spec.Digest)}
+	var delay time.Duration
+	// Failures that move on to the next registry cost no wait: step through them at once.
+	for range len(chain.Registries) + 1 {
+		next, d, err := p.Step(ctx, a, c)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		c, delay = next, d
+		if c.Done || delay > 0 {
+			break
+		}
+	}
+	e.cursor = c
+	if c.Done && c.Status.State == puller.Failed {
+		e.doneAt, delay = time.Now(), or(r.RetryFailed, DefaultRetryFailed)
+	}
+	if !c.Done && delay == 0 {
+		delay = time.Second // not reached: each failure moves on, and the chain ends
+	}
+	log.V(1).Info("pull step", "artifact", a.String(), "state", c.Status.State, "registry", c.Status.Registry, "attempts", c.Status.Attempts, "requeueAfter", delay)
+	return r.finish(ctx, &pull, status, chain, e, prev, delay)
+}
+
+// finish writes the status of the pull's cursor and counts the state it entered.
+func (r *OCIPullReconciler) finish(ctx context.Context, pull *v1alpha1.OCIPull, status *v1alpha1.OCIPullStatus, chain ocichain.Chain,
+	e *pullEntry, prev puller.State, requeue time.Duration) (ctrl.Result, error) {
+	c := e.cursor
+	pullStatus(status, pull, chain, c)
+	if c.Status.State != prev && c.Status.State != "" {
+		Pulls.WithLabelValues(string(c.Status.State)).Inc()
+	}
+	return ctrl.Result{RequeueAfter: requeue}, r.writeStatus(ctx, pull, status)
+}
+
+// pullStatus sets status from a cursor of the pull through chain: plain inputs, no I/O.
+func pullStatus(status *v1alpha1.OCIPullStatus, pull *v1alpha1.OCIPull, chain ocichain.Chain, c puller.Cursor) {
+	s := c.Status
+	status.State = v1alpha1.OCIPullState(s.State)
+	status.Reason = string(s.Reason)
+	status.Registry = s.Registry
+	status.Digest = c.Digest.String()
+	status.Attempts = int32(min(s.Attempts, 1<<31-1)) //nolint:gosec // bounded
+	status.NextRetry = metaTime(s.NextRetry)
+	status.LastSuccess = metaTime(s.LastSuccess)
+	status.Message = s.Message
+	status.Route = chain.Route
+	switch s.State {
+	case puller.Pulled:
+		setReady(status, pull.Generation, true, v1alpha1.ReasonPulled, fmt.Sprintf("pulled %s from %s", status.Digest, s.Registry))
+	case puller.WaitingForArtifact:
+		setReady(status, pull.Generation, false, v1alpha1.ReasonWaitingForArtifact, fmt.Sprintf(
+			"%s does not have the artifact yet (replication is behind); next attempt at %s", s.Registry, s.NextRetry.UTC().Format(time.RFC3339)))
+	default:
+		setReady(status, pull.Generation, false, v1alpha1.ReasonPullFailed, fmt.Sprintf(
+			"every registry of the chain failed, last %s (%s): %s", s.Registry, s.Reason, s.Message))
+	}
+}
+
+// setReady sets the Ready condition stamped with the generation; its transition time changes
+// only when its status does.
+func setReady(status *v1alpha1.OCIPullStatus, gen int64, ready bool, reason, message string) {
+	s := metav1.ConditionFalse
+	if ready {
+		s = metav1.ConditionTrue
+	}
+	meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: v1alpha1.ReadyCondition, Status: s, Reason: reason, Message: message, ObservedGeneration: gen})
+}
+
+// metaTime is t to the second, as the API server keeps it, so that a status read back compares
+// equal to the one written.
+func metaTime(t *time.Time) *metav1.Time {
+	if t == nil {
+		return nil
+	}
+	mt := metav1.NewTime(t.Truncate(time.Second))
+	return &mt
+}
+
+// writeStatus writes status unless the pull already has it.
+func (r *OCIPullReconciler) writeStatus(ctx context.Context, pull *v1alpha1.OCIPull, status *v1alpha1.OCIPullStatus) error {
+	if equality.Semantic.DeepEqual(&pull.Status, status) {
+		return nil
+	}
+	pull.Status = *status
+	return r.Status().Update(ctx, pull)
+}
+
+// chainError is a chain Secret that cannot be used; only the hub can fix it.
+type chainError struct{ error }
+
+// readChain reads and parses a workspace's chain Secret; it returns the document's hash too.
+func (r *OCIPullReconciler) readChain(ctx context.Context, workspace string) (ocichain.Chain, string, error) {
+	var secret corev1.Secret
+	key := types.NamespacedName{Namespace: ocichain.Namespace, Name: ocichain.SecretName(workspace)}
+	if err := r.Get(ctx, key, &secret); err != nil {
+		return ocichain.Chain{}, "", err
+	}
+	data, ok := secret.Data[ocichain.Key]
+	if !ok {
+		return ocichain.Chain{}, "", chainError{fmt.Errorf("the chain Secret %s has no key %s", key, ocichain.Key)}
+	}
+	chain, err := ocichain.Parse(data)
+	if err != nil {
+		return ocichain.Chain{}, "", chainError{fmt.Errorf("the chain Secret %s: %w", key, err)}
+	}
+	if chain.ReplicationWait != "" {
+		if d, err := time.ParseDuration(chain.ReplicationWait); err != nil || d < 0 {
+			return ocichain.Chain{}, "", chainError{fmt.Errorf("the chain Secret %s: replicationWait %q is not a duration of zero or more", key, chain.ReplicationWait)}
+		}
+	}
+	sum := sha256.Sum256(data)
+	return chain, hex.EncodeToString(sum[:]), nil
+}
+
+// puller opens the layout for a pull through chain.
+func (r *OCIPullReconciler) puller(chain ocichain.Chain) (*puller.Puller, error) {
+	var wait time.Duration
+	if chain.ReplicationWait != "" {
+		wait, _ = time.ParseDuration(chain.ReplicationWait) // checked by readChain
+	}
+	return puller.New(chain.Registries, r.CacheDir, puller.Options{
+		ReplicationWait: wait,
+		Backoff:         r.Backoff,
+		AttemptTimeout:  r.AttemptTimeout,
+		UserAgent:       r.UserAgent,
+		OnAttempt:       observeAttempt,
+		OnRead:          func(_ ocispec.Descriptor, n int) { PulledBytes.Add(float64(n)) },
+	})
+}
+
+// entry returns the pull's cursor entry, a fresh one when the pull's UID, generation or chain
+// changed; a fresh cursor keeps the last success.
+func (r *OCIPullReconciler) entry(key types.NamespacedName, pull *v1alpha1.OCIPull, chain string) *pullEntry {
+	if r.cursors == nil {
+		r.cursors = map[types.NamespacedName]*pullEntry{}
+	}
+	e := r.cursors[key]
+	if e != nil && e.uid == pull.UID && e.generation == pull.Generation && e.chain == chain {
+		return e
+	}
+	fresh := &pullEntry{uid: pull.UID, generation: pull.Generation, chain: chain}
+	switch {
+	case e != nil && e.uid == pull.UID:
+		fresh.cursor.Status.LastSuccess = e.cursor.Status.LastSuccess
+		fresh.cursor.Status.State = e.cursor.Status.State // counted once per state entered
+	case pull.Status.LastSuccess != nil:
+		t := pull.Status.LastSuccess.Time
+		fresh.cursor.Status.LastSuccess = &t
+	}
+	r.cursors[key] = fresh
+	return fresh
+}
+
+func (r *OCIPullReconciler) forget(key types.NamespacedName) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.cursors, key)
+}
+
+func or(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// SetupWithManager registers the reconciler, the workspace index of OCIPulls and the watch on
+// chain Secrets, which re-queues the pulls of the Secret's workspace.
+func (r *OCIPullReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.OCIPull{}, workspaceIndex, func(o client.Object) []string {
+		return []string{o.(*v1alpha1.OCIPull).Spec.Workspace}
+	}); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("ocipull").
+		For(&v1alpha1.OCIPull{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.pullsOfChain)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
+		Complete(r)
+}
+
+// pullsOfChain maps a chain Secret to the pulls of its workspace.
+func (r *OCIPullReconciler) pullsOfChain(ctx context.Context, obj client.Object) []ctrl.Request {
+	workspace, ok := strings.CutPrefix(obj.GetName(), ocichain.SecretName(""))
+	if obj.GetNamespace() != ocichain.Namespace || !ok || workspace == "" {
+		return nil
+	}
+	var pulls v1alpha1.OCIPullList
+	if err := r.List(ctx, &pulls, client.MatchingFields{workspaceIndex: workspace}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing the pulls of a workspace", "workspace", workspace)
+		return nil
+	}
+	out := make([]ctrl.Request, len(pulls.Items))
+	for i := range pulls.Items {
+		out[i] = ctrl.Request{NamespacedName: client.ObjectKeyFromObject(&pulls.Items[i])}
+	}
+	return out
+}
