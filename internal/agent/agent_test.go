@@ -23,6 +23,7 @@ import (
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/agent"
+	"github.com/umkim/terraform-provider-fleet/internal/manager"
 	"github.com/umkim/terraform-provider-fleet/internal/ocichain"
 	"github.com/umkim/terraform-provider-fleet/internal/puller"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
@@ -76,7 +77,7 @@ func runAgent(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "cache")
 	mgr, err := agent.NewManager(spoke.Config, agent.Options{
-		MetricsAddr: "0", ProbeAddr: "0", CacheDir: dir, RetryFailed: time.Minute,
+		Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, CacheDir: dir, RetryFailed: time.Minute,
 		Backoff: puller.Backoff{Initial: 400 * time.Millisecond, Max: time.Second},
 	})
 	if err != nil {

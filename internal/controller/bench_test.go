@@ -19,6 +19,7 @@ import (
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/controller"
+	"github.com/umkim/terraform-provider-fleet/internal/manager"
 	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
 )
@@ -96,7 +97,7 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 	f.seed(b, ctx, c)
 
 	res := benchResult{f: f, steady: steady}
-	mgr, err := controller.NewHubManager(h.Config, controller.HubOptions{MetricsAddr: "0", ProbeAddr: "0", Controllers: "routing",
+	mgr, err := controller.NewHubManager(h.Config, controller.HubOptions{Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, Controllers: "routing",
 		QPS: 2000, Burst: 4000, SyncPeriod: 30 * time.Second, Options: controller.Options{AlwaysWrite: naive}})
 	if err != nil {
 		b.Fatal(err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/controller"
+	"github.com/umkim/terraform-provider-fleet/internal/manager"
 )
 
 // TestGeneratedRBACSuffices runs the controller as a ServiceAccount that holds only the
@@ -61,7 +62,7 @@ func TestGeneratedRBACSuffices(t *testing.T) {
 	cfg := rest.AnonymousClientConfig(h.Config)
 	cfg.BearerToken = tok.Status.Token
 
-	mgr, err := controller.NewHubManager(cfg, controller.HubOptions{MetricsAddr: "0", ProbeAddr: "0", Controllers: "routing"})
+	mgr, err := controller.NewHubManager(cfg, controller.HubOptions{Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, Controllers: "routing"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/umkim/terraform-provider-fleet/internal/controller"
+	"github.com/umkim/terraform-provider-fleet/internal/manager"
 	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
 )
@@ -64,7 +65,7 @@ func startHub(t *testing.T) (*testbed.Hub, client.Client) {
 func runManager(t *testing.T, h *testbed.Hub) (stop func()) {
 	t.Helper()
 	mgr, err := controller.NewHubManager(h.Config, controller.HubOptions{
-		MetricsAddr: "0", ProbeAddr: "0", Controllers: "routing", QPS: 500, Burst: 1000,
+		Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, Controllers: "routing", QPS: 500, Burst: 1000,
 	})
 	if err != nil {
 		t.Fatal(err)
