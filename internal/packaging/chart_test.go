@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,6 +37,8 @@ const (
 	release   = "fleet"
 	namespace = "fleet-system"
 	fullname  = "fleet-fleet-controller" // <release>-<chart>
+
+	agentCacheDir = "/var/cache/fleet-controller/oci" // agent.cache.path, the agent's default --cache-dir
 )
 
 var (
@@ -227,6 +230,129 @@ func TestChartAppliesOnHub(t *testing.T) {
 		checkBinding(t, rb.RoleRef, rb.Subjects, "Role", fullname+"-leader-election", "fleet-hub")
 	})
 
+	t.Run("agent mode", func(t *testing.T) {
+		out, err := helmTemplate(t, helm, "--set", "mode=agent")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := a.applyAll(t, out)
+		wantKinds(t, got, "ClusterRole", "ClusterRoleBinding", "Deployment", "Role", "RoleBinding", "Service",
+			"ServiceAccount")
+		dep := deployment(t, got)
+		pod := dep.Spec.Template.Spec
+		c := container(t, dep)
+		wantArgs(t, c.Args, "agent", "--cache-dir="+agentCacheDir, "--leader-elect=true",
+			"--leader-election-namespace="+namespace, "--metrics-bind-address=:8080",
+			"--health-probe-bind-address=:8081", "--zap-log-level=info", "--zap-encoder=json")
+		if sc := c.SecurityContext; sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
+			t.Errorf("container readOnlyRootFilesystem not true: %+v", sc)
+		}
+		vol := cacheVolume(t, pod, c)
+		if vol.EmptyDir == nil || vol.EmptyDir.SizeLimit != nil || vol.PersistentVolumeClaim != nil {
+			t.Errorf("cache volume = %+v, want an emptyDir without a size limit", vol.VolumeSource)
+		}
+
+		// RBAC: the agent's generated ClusterRole and fleet-system Role, no hub rules; the
+		// leader-election Role beside them.
+		sa := only(t, got, "ServiceAccount").GetName()
+		if pod.ServiceAccountName != sa || sa != fullname {
+			t.Errorf("serviceAccountName = %q, ServiceAccount %q, want both %q", pod.ServiceAccountName, sa, fullname)
+		}
+		wantCluster, wantRoles := agentRoles(t, filepath.Join(chartDir, "files", "agent-role.yaml"))
+		var cr rbacv1.ClusterRole
+		convert(t, only(t, got, "ClusterRole"), &cr)
+		if !equalRules(cr.Rules, wantCluster) || len(wantCluster) == 0 {
+			t.Errorf("ClusterRole rules = %+v, want files/agent-role.yaml's %+v", cr.Rules, wantCluster)
+		}
+		var crb rbacv1.ClusterRoleBinding
+		convert(t, only(t, got, "ClusterRoleBinding"), &crb)
+		checkBinding(t, crb.RoleRef, crb.Subjects, "ClusterRole", cr.Name, sa)
+		roles := map[string]rbacv1.Role{}
+		for _, o := range got["Role"] {
+			var r rbacv1.Role
+			convert(t, o, &r)
+			roles[r.Name] = r
+		}
+		agentRole, ok := roles[fullname]
+		if len(roles) != 2 || !ok || roles[fullname+"-leader-election"].Name == "" {
+			t.Fatalf("Roles = %v, want %s and %s-leader-election", slices.Collect(maps.Keys(roles)), fullname, fullname)
+		}
+		if len(wantRoles) != 1 || wantRoles[0].Namespace != namespace {
+			t.Fatalf("files/agent-role.yaml Roles = %+v, want one in %s", wantRoles, namespace)
+		}
+		if agentRole.Namespace != namespace || !equalRules(agentRole.Rules, wantRoles[0].Rules) {
+			t.Errorf("agent Role in %q with rules %+v, want files/agent-role.yaml's in %q: %+v",
+				agentRole.Namespace, agentRole.Rules, namespace, wantRoles[0].Rules)
+		}
+		secrets := false
+		for _, r := range agentRole.Rules {
+			secrets = secrets || slices.Contains(r.Resources, "secrets")
+		}
+		if !secrets {
+			t.Errorf("agent Role rules %+v do not grant the chain Secrets", agentRole.Rules)
+		}
+		bindings := map[string]rbacv1.RoleBinding{}
+		for _, o := range got["RoleBinding"] {
+			var rb rbacv1.RoleBinding
+			convert(t, o, &rb)
+			bindings[rb.Name] = rb
+		}
+		if len(bindings) != 2 {
+			t.Errorf("RoleBindings = %v, want 2", slices.Collect(maps.Keys(bindings)))
+		}
+		for name := range roles {
+			rb := bindings[name]
+			checkBinding(t, rb.RoleRef, rb.Subjects, "Role", name, sa)
+		}
+	})
+
+	t.Run("agent mode with a persistent cache, one replica", func(t *testing.T) {
+		out, err := helmTemplate(t, helm, "--set", "mode=agent", "--set", "replicas=1",
+			"--set", "leaderElection.enabled=false", "--set", "agent.cache.persistentVolumeClaim=oci-cache",
+			"--set", "agent.cache.sizeLimit=5Gi", "--set", "extraArgs={--retry-failed=30s}")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := a.applyAll(t, out)
+		wantKinds(t, got, "ClusterRole", "ClusterRoleBinding", "Deployment", "Role", "RoleBinding", "Service",
+			"ServiceAccount")
+		dep := deployment(t, got)
+		c := container(t, dep)
+		wantArgs(t, c.Args, "agent", "--cache-dir="+agentCacheDir, "--leader-elect=false",
+			"--metrics-bind-address=:8080", "--health-probe-bind-address=:8081", "--zap-log-level=info",
+			"--zap-encoder=json", "--retry-failed=30s")
+		vol := cacheVolume(t, dep.Spec.Template.Spec, c)
+		if vol.PersistentVolumeClaim == nil || vol.PersistentVolumeClaim.ClaimName != "oci-cache" || vol.EmptyDir != nil {
+			t.Errorf("cache volume = %+v, want PersistentVolumeClaim oci-cache", vol.VolumeSource)
+		}
+		// Without leader election the one Role is the agent's.
+		var role rbacv1.Role
+		convert(t, only(t, got, "Role"), &role)
+		if role.Name != fullname || role.Namespace != namespace {
+			t.Errorf("Role %s/%s, want %s/%s", role.Namespace, role.Name, namespace, fullname)
+		}
+	})
+
+	t.Run("agent mode cache size limit", func(t *testing.T) {
+		out, err := helmTemplate(t, helm, "--set", "mode=agent", "--set", "agent.cache.sizeLimit=5Gi")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := a.applyAll(t, out)
+		dep := deployment(t, got)
+		vol := cacheVolume(t, dep.Spec.Template.Spec, container(t, dep))
+		if vol.EmptyDir == nil || vol.EmptyDir.SizeLimit == nil || vol.EmptyDir.SizeLimit.String() != "5Gi" {
+			t.Errorf("cache volume = %+v, want an emptyDir of at most 5Gi", vol.VolumeSource)
+		}
+	})
+
+	t.Run("refuses an unknown mode", func(t *testing.T) {
+		_, err := helmTemplate(t, helm, "--set", "mode=spoke")
+		if err == nil || !strings.Contains(err.Error(), "neither hub nor agent") {
+			t.Errorf("helm template with mode=spoke: err = %v, want the chart's refusal", err)
+		}
+	})
+
 	t.Run("refuses replicas without leader election", func(t *testing.T) {
 		_, err := helmTemplate(t, helm, "--set", "leaderElection.enabled=false")
 		if err == nil || !strings.Contains(err.Error(), "replicas > 1 needs leaderElection.enabled=true") {
@@ -259,6 +385,11 @@ func TestChartInSync(t *testing.T) {
 		sameFile(t, bases[i], copies[i])
 	}
 	sameFile(t, filepath.Join(repoRoot, "config", "rbac", "role.yaml"), filepath.Join(chartDir, "files", "role.yaml"))
+	agentSrc := filepath.Join(repoRoot, "config", "rbac", "agent", "role.yaml")
+	if _, err := os.Stat(agentSrc); err != nil {
+		t.Errorf("agent roles: %v: run make generate", err)
+	}
+	sameFile(t, agentSrc, filepath.Join(chartDir, "files", "agent-role.yaml"))
 }
 
 // sameFile fails unless both files hold the same bytes or neither exists.
@@ -441,6 +572,61 @@ func roleRules(t *testing.T, path string) []rbacv1.PolicyRule {
 		t.Fatalf("%s holds a %q, want a ClusterRole", path, role.Kind)
 	}
 	return role.Rules
+}
+
+// cacheVolume returns the pod's cache volume and checks the container mounts it, writable, at the
+// agent's cache directory.
+func cacheVolume(t *testing.T, pod corev1.PodSpec, c corev1.Container) corev1.Volume {
+	t.Helper()
+	i := slices.IndexFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == agentCacheDir })
+	if i < 0 || c.VolumeMounts[i].ReadOnly {
+		t.Fatalf("volume mounts = %+v, want a writable one at %s", c.VolumeMounts, agentCacheDir)
+	}
+	j := slices.IndexFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Name == c.VolumeMounts[i].Name })
+	if j < 0 {
+		t.Fatalf("no volume %q in %+v", c.VolumeMounts[i].Name, pod.Volumes)
+	}
+	return pod.Volumes[j]
+}
+
+// agentRoles reads the roles controller-gen writes for the agent, one YAML stream: the
+// ClusterRole's rules and the namespaced Roles.
+func agentRoles(t *testing.T, path string) (cluster []rbacv1.PolicyRule, roles []rbacv1.Role) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	clusterRoles := 0
+	for {
+		var obj unstructured.Unstructured
+		err := dec.Decode(&obj.Object)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		switch obj.GetKind() {
+		case "":
+		case "ClusterRole":
+			var cr rbacv1.ClusterRole
+			convert(t, &obj, &cr)
+			cluster = cr.Rules
+			clusterRoles++
+		case "Role":
+			var r rbacv1.Role
+			convert(t, &obj, &r)
+			roles = append(roles, r)
+		default:
+			t.Fatalf("%s holds a %q, want a ClusterRole and Roles", path, obj.GetKind())
+		}
+	}
+	if clusterRoles != 1 {
+		t.Fatalf("%s holds %d ClusterRoles, want 1", path, clusterRoles)
+	}
+	return cluster, roles
 }
 
 func equalRules(a, b []rbacv1.PolicyRule) bool {

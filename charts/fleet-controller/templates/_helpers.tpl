@@ -27,7 +27,7 @@ contains the chart name. */}}
 helm.sh/chart: {{ include "fleet-controller.chart" . }}
 {{ include "fleet-controller.selectorLabels" . }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
-app.kubernetes.io/component: hub
+app.kubernetes.io/component: {{ .Values.mode }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 
@@ -49,4 +49,24 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{/* The container image. */}}
 {{- define "fleet-controller.image" -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{/* Fails unless mode is hub or agent. */}}
+{{- define "fleet-controller.checkMode" -}}
+{{- if not (has .Values.mode (list "hub" "agent")) }}
+{{- fail (printf "mode: %q is neither hub nor agent" (toString .Values.mode)) }}
+{{- end }}
+{{- end }}
+
+{{/* The objects of files/agent-role.yaml (controller-gen's agent roles: a ClusterRole and a Role
+in fleet-system), as a YAML list. */}}
+{{- define "fleet-controller.agentRoles" -}}
+{{- $objs := list }}
+{{- range regexSplit "(?m)^---[ \t]*$" (.Files.Get "files/agent-role.yaml") -1 }}
+{{- $o := fromYaml . }}
+{{- if $o.kind }}
+{{- $objs = append $objs $o }}
+{{- end }}
+{{- end }}
+{{- toYaml $objs }}
 {{- end }}
