@@ -19,7 +19,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/agent"
@@ -27,6 +26,7 @@ import (
 	"github.com/umkim/terraform-provider-fleet/internal/ocichain"
 	"github.com/umkim/terraform-provider-fleet/internal/puller"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
+	"github.com/umkim/terraform-provider-fleet/internal/testkit"
 )
 
 // One local cluster, the "spoke", serves the package's tests, which run one after another; each
@@ -83,15 +83,7 @@ func runAgent(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
+	testkit.Run(t, mgr)
 	return dir
 }
 
@@ -172,31 +164,6 @@ func ready(t *testing.T, s v1alpha1.OCIPullStatus) *metav1.Condition {
 	return c
 }
 
-// counter sums a metric of the controller-runtime registry over the label values that match.
-func counter(t testing.TB, name string, match map[string]string) float64 {
-	t.Helper()
-	families, err := metrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum float64
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	metric:
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if want, ok := match[l.GetName()]; ok && want != l.GetValue() {
-					continue metric
-				}
-			}
-			sum += m.GetCounter().GetValue()
-		}
-	}
-	return sum
-}
-
 // inCache says whether the layout in dir holds the blob d.
 func inCache(dir string, d ocispec.Descriptor) bool {
 	_, err := os.Stat(filepath.Join(dir, "blobs", d.Digest.Algorithm().String(), d.Digest.Encoded()))
@@ -212,8 +179,8 @@ func TestFailoverAfterReplicationWait(t *testing.T) {
 	m := source.push(t, "apps/web", "v1", []byte("layer one"), []byte("layer two"))
 	putChain(t, c, ocichain.Chain{Workspace: "failover", Route: "edge", ReplicationWait: "3s",
 		Registries: []puller.Registry{mirror.entry("mirror"), source.entry("source")}})
-	attemptsBefore := counter(t, "fleet_agent_pull_attempts_total", map[string]string{"registry": "source", "class": ""})
-	waitingBefore := counter(t, "fleet_agent_pulls_total", map[string]string{"state": "WaitingForArtifact"})
+	attemptsBefore := testkit.Counter("fleet_agent_pull_attempts_total", map[string]string{"registry": "source", "class": ""})
+	waitingBefore := testkit.Counter("fleet_agent_pulls_total", map[string]string{"state": "WaitingForArtifact"})
 	dir := runAgent(t)
 	t.Logf("spoke and registries up in %s", time.Since(start))
 
@@ -249,13 +216,13 @@ func TestFailoverAfterReplicationWait(t *testing.T) {
 	if !inCache(dir, m) {
 		t.Errorf("manifest %s is not in the cache layout %s", m.Digest, dir)
 	}
-	if got := counter(t, "fleet_agent_pull_attempts_total", map[string]string{"registry": "source", "class": ""}) - attemptsBefore; got != 1 {
+	if got := testkit.Counter("fleet_agent_pull_attempts_total", map[string]string{"registry": "source", "class": ""}) - attemptsBefore; got != 1 {
 		t.Errorf("successful attempts at source: %v, want 1", got)
 	}
-	if got := counter(t, "fleet_agent_pull_attempts_total", map[string]string{"registry": "mirror", "class": "NotFound"}); got < 2 {
+	if got := testkit.Counter("fleet_agent_pull_attempts_total", map[string]string{"registry": "mirror", "class": "NotFound"}); got < 2 {
 		t.Errorf("NotFound attempts at mirror: %v, want ≥ 2 (back-off 400 ms–1 s over 3 s)", got)
 	}
-	if got := counter(t, "fleet_agent_pulls_total", map[string]string{"state": "WaitingForArtifact"}) - waitingBefore; got != 1 {
+	if got := testkit.Counter("fleet_agent_pulls_total", map[string]string{"state": "WaitingForArtifact"}) - waitingBefore; got != 1 {
 		t.Errorf("pulls entering WaitingForArtifact: %v, want 1", got)
 	}
 	if source.BlobGets.Load() != 3 || mirror.BlobGets.Load() != 0 {
@@ -316,7 +283,7 @@ func TestChainChange(t *testing.T) {
 	if s.Registry != "first" || s.Route != "old" {
 		t.Fatalf("status: %+v; want registry first, route old", s)
 	}
-	before := counter(t, "fleet_agent_pull_attempts_total", map[string]string{"registry": "second"})
+	before := testkit.Counter("fleet_agent_pull_attempts_total", map[string]string{"registry": "second"})
 
 	putChain(t, c, ocichain.Chain{Workspace: "change", Route: "new", Registries: []puller.Registry{second.entry("second")}})
 	s = waitFor(t, c, p, 15*time.Second, "pulled through the new chain", func(s v1alpha1.OCIPullStatus) error {
@@ -328,7 +295,7 @@ func TestChainChange(t *testing.T) {
 	if s.Registry != "second" || s.Digest != m.Digest.String() || ready(t, s).Status != metav1.ConditionTrue {
 		t.Errorf("status: %+v; want registry second, digest %s, Ready", s, m.Digest)
 	}
-	if got := counter(t, "fleet_agent_pull_attempts_total", map[string]string{"registry": "second"}) - before; got != 1 {
+	if got := testkit.Counter("fleet_agent_pull_attempts_total", map[string]string{"registry": "second"}) - before; got != 1 {
 		t.Errorf("attempts at the new chain's registry: %v, want 1", got)
 	}
 	// The content was cached by the first pull: the new chain resolves it, and downloads nothing.
@@ -345,11 +312,11 @@ func TestCachedDigestNotDownloadedAgain(t *testing.T) {
 	putChain(t, c, ocichain.Chain{Workspace: "cache", Route: "r", Registries: []puller.Registry{reg.entry("reg")}})
 	dir := runAgent(t)
 
-	bytesBefore := counter(t, "fleet_agent_pulled_bytes_total", nil)
+	bytesBefore := testkit.Counter("fleet_agent_pulled_bytes_total", nil)
 	one := newPull(t, c, "app-cache", "by-tag", v1alpha1.OCIPullSpec{Workspace: "cache", Repository: "apps/cache", Tag: "v1"})
 	waitFor(t, c, one, 20*time.Second, "first pull", pulled)
 	blobs, manifests := reg.BlobGets.Load(), reg.ManifestGets.Load()
-	pulledBytes := counter(t, "fleet_agent_pulled_bytes_total", nil) - bytesBefore
+	pulledBytes := testkit.Counter("fleet_agent_pulled_bytes_total", nil) - bytesBefore
 	if blobs != 3 || manifests != 1 || pulledBytes == 0 {
 		t.Errorf("first pull: %d blob GETs, %d manifest GETs, %v bytes; want 3, 1 and some bytes", blobs, manifests, pulledBytes)
 	}
@@ -362,7 +329,7 @@ func TestCachedDigestNotDownloadedAgain(t *testing.T) {
 	if b, mf := reg.BlobGets.Load(), reg.ManifestGets.Load(); b != blobs || mf != manifests {
 		t.Errorf("second pull of a cached digest: %d blob GETs and %d manifest GETs, want none (had %d, %d)", b-blobs, mf-manifests, blobs, manifests)
 	}
-	if got := counter(t, "fleet_agent_pulled_bytes_total", nil) - bytesBefore; got != pulledBytes {
+	if got := testkit.Counter("fleet_agent_pulled_bytes_total", nil) - bytesBefore; got != pulledBytes {
 		t.Errorf("pulled bytes: %v after the second pull, want %v as after the first", got, pulledBytes)
 	}
 	if !inCache(dir, m) {
@@ -387,7 +354,7 @@ func TestSpecRulesAndFailure(t *testing.T) {
 	reg := startRegistry(t)
 	putChain(t, c, ocichain.Chain{Workspace: "fail", Route: "r", ReplicationWait: "0s", Registries: []puller.Registry{reg.entry("empty")}})
 	runAgent(t)
-	failedBefore := counter(t, "fleet_agent_pulls_total", map[string]string{"state": "Failed"})
+	failedBefore := testkit.Counter("fleet_agent_pulls_total", map[string]string{"state": "Failed"})
 	p := newPull(t, c, "app-fail", "missing", v1alpha1.OCIPullSpec{Workspace: "fail", Repository: "apps/missing", Tag: "v1"})
 	s := waitFor(t, c, p, 20*time.Second, "failed", func(s v1alpha1.OCIPullStatus) error {
 		if s.State != v1alpha1.OCIPullFailed {
@@ -402,10 +369,10 @@ func TestSpecRulesAndFailure(t *testing.T) {
 		t.Errorf("Ready: %+v", r)
 	}
 	time.Sleep(time.Second) // RetryFailed is a minute: nothing more happens meanwhile
-	if got := counter(t, "fleet_agent_pull_attempts_total", map[string]string{"registry": "empty"}); got != 1 {
+	if got := testkit.Counter("fleet_agent_pull_attempts_total", map[string]string{"registry": "empty"}); got != 1 {
 		t.Errorf("attempts at empty: %v, want 1 until the pull starts over", got)
 	}
-	if got := counter(t, "fleet_agent_pulls_total", map[string]string{"state": "Failed"}) - failedBefore; got != 1 {
+	if got := testkit.Counter("fleet_agent_pulls_total", map[string]string{"state": "Failed"}) - failedBefore; got != 1 {
 		t.Errorf("pulls entering Failed: %v, want 1", got)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/umkim/terraform-provider-fleet/internal/manager"
 	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
+	"github.com/umkim/terraform-provider-fleet/internal/testkit"
 )
 
 // benchFleet is the benchmark's inventory: clusters in blocks of ten per zone, one route per zone
@@ -135,7 +136,7 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 
 	// The steady window: resyncs every 30 s, and a no-op touch of the workspace every 10 s.
 	base = writeCount()
-	reconciles := counter(nil, "controller_runtime_reconcile_total", map[string]string{"controller": "routing"})
+	reconciles := testkit.Counter("controller_runtime_reconcile_total", map[string]string{"controller": "routing"})
 	end := time.Now().Add(steady)
 	for i := 0; time.Now().Before(end); i++ {
 		var bind clusterv1beta2.ManagedClusterSetBinding
@@ -146,7 +147,7 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 		time.Sleep(min(10*time.Second, time.Until(end)))
 	}
 	res.steadyWrites = writeCount() - base
-	res.reconciles = counter(nil, "controller_runtime_reconcile_total", map[string]string{"controller": "routing"}) - reconciles
+	res.reconciles = testkit.Counter("controller_runtime_reconcile_total", map[string]string{"controller": "routing"}) - reconciles
 	if res.reconciles == 0 {
 		b.Fatal("no reconcile in the steady window: its write count proves nothing")
 	}
@@ -213,8 +214,8 @@ func (f benchFleet) seed(b *testing.B, ctx context.Context, c client.Client) {
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchWS}},
 		&clusterv1beta2.ManagedClusterSet{ObjectMeta: metav1.ObjectMeta{Name: "bench"}},
 		&clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: benchWS}, Spec: clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: "bench"}},
-		registrySecret(benchWS, "source", registrysecret.RoleSource, registrysecret.Registry{Reference: "source.example/fleet", AgentUsername: "a", AgentPassword: "p"}),
-		registrySecret(benchWS, "mirror", registrysecret.RoleMirror, registrysecret.Registry{Reference: "mirror.example/fleet", AgentUsername: "a", AgentPassword: "p"}),
+		testkit.RegistrySecret(benchWS, "source", registrysecret.RoleSource, registrysecret.Registry{Reference: "source.example/fleet", AgentUsername: "a", AgentPassword: "p"}),
+		testkit.RegistrySecret(benchWS, "mirror", registrysecret.RoleMirror, registrysecret.Registry{Reference: "mirror.example/fleet", AgentUsername: "a", AgentPassword: "p"}),
 	}
 	zones := f.routes - 1
 	for z := 0; z < zones; z++ {

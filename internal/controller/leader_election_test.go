@@ -19,6 +19,7 @@ import (
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/controller"
+	"github.com/umkim/terraform-provider-fleet/internal/testkit"
 )
 
 // replica is one `fleet-controller hub` process.
@@ -105,7 +106,7 @@ func TestLeaderElection(t *testing.T) {
 	}
 
 	a := start("a")
-	eventually(t, converge, "replica a leads", func() error {
+	testkit.Eventually(t, converge, "replica a leads", func() error {
 		if !a.leading() {
 			return fmt.Errorf("not leading")
 		}
@@ -113,7 +114,7 @@ func TestLeaderElection(t *testing.T) {
 	})
 	b := start("b")
 	v.converged()
-	eventually(t, converge, "replica b serves metrics", func() error { _, err := b.scrape("leader_election_master_status", ""); return err })
+	testkit.Eventually(t, converge, "replica b serves metrics", func() error { _, err := b.scrape("leader_election_master_status", ""); return err })
 	time.Sleep(2 * time.Second)
 	if b.leading() {
 		t.Fatal("both replicas lead")
@@ -130,7 +131,7 @@ func TestLeaderElection(t *testing.T) {
 	}
 	_ = a.cmd.Wait()
 	killed := time.Now()
-	eventually(t, converge, "replica b takes over", func() error {
+	testkit.Eventually(t, converge, "replica b takes over", func() error {
 		if !b.leading() {
 			return fmt.Errorf("not leading")
 		}
@@ -144,7 +145,7 @@ func TestLeaderElection(t *testing.T) {
 		t.Fatal(err)
 	}
 	v.converged()
-	eventually(t, converge, "eu-01 moved by the new leader", func() error {
+	testkit.Eventually(t, converge, "eu-01 moved by the new leader", func() error {
 		if st, err := v.storage("eu-01"); err != nil || st.Status.Route != "shadowed" {
 			return fmt.Errorf("eu-01 on %q (%v)", st.Status.Route, err)
 		}

@@ -26,6 +26,7 @@ import (
 	"github.com/umkim/terraform-provider-fleet/internal/ocichain"
 	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
+	"github.com/umkim/terraform-provider-fleet/internal/testkit"
 )
 
 const converge = 60 * time.Second
@@ -55,11 +56,11 @@ func seedWorkspace(t *testing.T, ctx context.Context, c client.Client, ws string
 	}
 	wait := metav1.Duration{Duration: 10 * time.Minute}
 	for _, o := range []client.Object{
-		registrySecret(ws, "source", registrysecret.RoleSource, registrysecret.Registry{Reference: "source.example:5000/fleet",
+		testkit.RegistrySecret(ws, "source", registrysecret.RoleSource, registrysecret.Registry{Reference: "source.example:5000/fleet",
 			Username: "pusher", Password: sourcePush, AgentUsername: "puller", AgentPassword: "pull-source", CACerts: "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"}),
-		registrySecret(ws, "mirror-eu", registrysecret.RoleMirror, registrysecret.Registry{Reference: "mirror.eu.example/fleet",
+		testkit.RegistrySecret(ws, "mirror-eu", registrysecret.RoleMirror, registrysecret.Registry{Reference: "mirror.eu.example/fleet",
 			Username: "pusher", Password: mirrorPush, AgentUsername: "puller-eu", AgentPassword: "pull-eu", InsecureSkipTLS: true}),
-		registrySecret(ws, "legacy", registrysecret.RoleMirror, registrysecret.Registry{Reference: "legacy.example/fleet",
+		testkit.RegistrySecret(ws, "legacy", registrysecret.RoleMirror, registrysecret.Registry{Reference: "legacy.example/fleet",
 			Username: "legacy-user", Password: fallbackPush, BasicHTTP: true}),
 		route(ws, "eu", v1alpha1.OCIStorageRouteSpec{Priority: 10, ClusterSelectors: selector("region", "eu"), Registries: []string{"mirror-eu", "source"}, ReplicationWait: &wait}),
 		route(ws, "lab", v1alpha1.OCIStorageRouteSpec{Priority: 5, ClusterNames: []string{"lab-sandbox"}, Registries: []string{"legacy"}}),
@@ -135,7 +136,7 @@ func (v hubView) chain(w *workv1.ManifestWork) ocichain.Chain {
 // converged waits until every route's status describes its current generation.
 func (v hubView) converged() {
 	v.t.Helper()
-	eventually(v.t, converge, "route statuses of workspace "+v.ws, func() error {
+	testkit.Eventually(v.t, converge, "route statuses of workspace "+v.ws, func() error {
 		var routes v1alpha1.OCIStorageRouteList
 		if err := v.c.List(v.ctx, &routes, client.InNamespace(v.ws)); err != nil {
 			return err
@@ -204,7 +205,7 @@ func TestRoutingWorkspace(t *testing.T) {
 		for routeName, clusters := range seedRoutes {
 			for _, cl := range clusters {
 				var st *v1alpha1.ClusterOCIStorage
-				eventually(t, converge, "ClusterOCIStorage "+cl, func() (err error) { st, err = v.storage(cl); return err })
+				testkit.Eventually(t, converge, "ClusterOCIStorage "+cl, func() (err error) { st, err = v.storage(cl); return err })
 				if st.Status.Route != routeName || condition(st.Status.Conditions, v1alpha1.ReadyCondition) != "True/Delivered" {
 					t.Errorf("cluster %s: route %q ready %s, want %q True/Delivered", cl, st.Status.Route, condition(st.Status.Conditions, v1alpha1.ReadyCondition), routeName)
 				}
@@ -257,7 +258,7 @@ func TestRoutingWorkspace(t *testing.T) {
 		if err := c.Update(ctx, &s); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, converge, "the eu clusters' chains carry the rotated password", func() error {
+		testkit.Eventually(t, converge, "the eu clusters' chains carry the rotated password", func() error {
 			for _, cl := range seedRoutes["eu"] {
 				w, err := v.work(cl)
 				if err != nil {
@@ -284,7 +285,7 @@ func TestRoutingWorkspace(t *testing.T) {
 			t.Fatal(err)
 		}
 		v.converged()
-		eventually(t, converge, "eu clusters on route shadowed", func() error {
+		testkit.Eventually(t, converge, "eu clusters on route shadowed", func() error {
 			for _, cl := range seedRoutes["eu"] {
 				if st, err := v.storage(cl); err != nil || st.Status.Route != "shadowed" {
 					return fmt.Errorf("%s still on %q", cl, st.Status.Route)
@@ -308,7 +309,7 @@ func TestRoutingWorkspace(t *testing.T) {
 		if err := c.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ws, Name: "legacy"}}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, converge, "route lab RegistryNotFound", func() error {
+		testkit.Eventually(t, converge, "route lab RegistryNotFound", func() error {
 			r := v.route("lab")
 			if got := condition(r.Status.Conditions, v1alpha1.RegistriesResolvedCondition); got != "False/RegistryNotFound" {
 				return fmt.Errorf("RegistriesResolved %s", got)
@@ -318,7 +319,7 @@ func TestRoutingWorkspace(t *testing.T) {
 			}
 			return nil
 		})
-		eventually(t, converge, "a Warning event on route lab", func() error {
+		testkit.Eventually(t, converge, "a Warning event on route lab", func() error {
 			var evs eventsv1.EventList
 			if err := c.List(ctx, &evs, client.InNamespace(ws)); err != nil {
 				return err
@@ -347,7 +348,7 @@ func TestRoutingWorkspace(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, cl := range []string{"store-0201", "store-0203"} {
-			eventually(t, converge, cl+" removed", func() error {
+			testkit.Eventually(t, converge, cl+" removed", func() error {
 				if _, err := v.work(cl); !apierrors.IsNotFound(err) {
 					return fmt.Errorf("work: %v", err)
 				}
@@ -367,7 +368,7 @@ func TestRoutingWorkspace(t *testing.T) {
 		if err := c.Delete(ctx, v.route("lab")); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, converge, "lab-sandbox on route shadowed", func() error {
+		testkit.Eventually(t, converge, "lab-sandbox on route shadowed", func() error {
 			w, err := v.work("lab-sandbox")
 			if err != nil {
 				return err
@@ -385,10 +386,10 @@ func TestRoutingWorkspace(t *testing.T) {
 	t.Run("restarted controller writes nothing", func(t *testing.T) {
 		stop()
 		before := writes(t, "", "")
-		reconciles := counter(t, "controller_runtime_reconcile_total", map[string]string{"controller": "routing"})
+		reconciles := testkit.Counter("controller_runtime_reconcile_total", map[string]string{"controller": "routing"})
 		runManager(t, h)
-		eventually(t, converge, "a reconcile of the restarted controller", func() error {
-			if counter(t, "controller_runtime_reconcile_total", map[string]string{"controller": "routing"}) <= reconciles {
+		testkit.Eventually(t, converge, "a reconcile of the restarted controller", func() error {
+			if testkit.Counter("controller_runtime_reconcile_total", map[string]string{"controller": "routing"}) <= reconciles {
 				return fmt.Errorf("no reconcile yet")
 			}
 			return nil

@@ -28,6 +28,7 @@ import (
 	"github.com/umkim/terraform-provider-fleet/internal/ocichain"
 	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
+	"github.com/umkim/terraform-provider-fleet/internal/testkit"
 )
 
 const converge = 90 * time.Second
@@ -64,10 +65,10 @@ func TestChainDeliveredToClusters(t *testing.T) {
 			return err
 		}
 		for _, o := range []client.Object{
-			registrySecret(ws, "source", registrysecret.RoleSource, registrysecret.Registry{Reference: "source.example:5000/fleet",
+			testkit.RegistrySecret(ws, "source", registrysecret.RoleSource, registrysecret.Registry{Reference: "source.example:5000/fleet",
 				Username: "pusher", Password: sourcePush, AgentUsername: "puller", AgentPassword: "pull-source",
 				CACerts: "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"}),
-			registrySecret(ws, "mirror-eu", registrysecret.RoleMirror, registrysecret.Registry{Reference: "mirror.eu.example/fleet",
+			testkit.RegistrySecret(ws, "mirror-eu", registrysecret.RoleMirror, registrysecret.Registry{Reference: "mirror.eu.example/fleet",
 				Username: "pusher", Password: mirrorPush, AgentUsername: "puller-eu", AgentPassword: "pull-eu", InsecureSkipTLS: true}),
 			route(ws, "eu", v1alpha1.OCIStorageRouteSpec{Priority: 10, Registries: []string{"mirror-eu", "source"}, ReplicationWait: &wait,
 				ClusterSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"region": "eu"}}}}),
@@ -300,19 +301,6 @@ func updateRoute(t *testing.T, ctx context.Context, c client.Client, ws, name st
 	t.Fatalf("route %s: conflicts on every update", name)
 }
 
-// registrySecret is a registry Secret as fleet_oci_registry writes it.
-func registrySecret(ws, name, role string, r registrysecret.Registry) *corev1.Secret {
-	r.Role = role
-	data := map[string][]byte{}
-	for k, v := range r.Data() {
-		data[k] = []byte(v)
-	}
-	return &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ws, Labels: map[string]string{registrysecret.RoleLabel: role}},
-		Type:       registrysecret.Type, Data: data,
-	}
-}
-
 // runManager runs fleet-controller's hub manager (the routing controller) in-process until the
 // test ends.
 func runManager(t *testing.T, h *testbed.Hub) {
@@ -323,13 +311,5 @@ func runManager(t *testing.T, h *testbed.Hub) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
+	testkit.Run(t, mgr)
 }

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
+	"github.com/umkim/terraform-provider-fleet/internal/testkit"
 )
 
 const fleetConverge = 60 * time.Second
@@ -387,23 +388,14 @@ func TestSpokeCRDs(t *testing.T) {
 	}
 }
 
-// eventually polls check every 250 ms until it returns nil or timeout passes, then fails the
-// test with check's last error and the tails of the fleet's agent logs.
+// eventually is testkit.Eventually, with the tails of the fleet's agent logs on failure.
 func eventually(t *testing.T, timeout time.Duration, what string, f *testbed.Fleet, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check()
-		if err == nil {
-			return
+	testkit.Eventually(t, timeout, what, check, func() string {
+		var logs strings.Builder
+		for _, c := range f.Clusters {
+			logs.WriteString(c.AgentLog())
 		}
-		if time.Now().After(deadline) {
-			var logs strings.Builder
-			for _, c := range f.Clusters {
-				logs.WriteString(c.AgentLog())
-			}
-			t.Fatalf("%s: not within %s: %v%s", what, timeout, err, logs.String())
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+		return logs.String()
+	})
 }

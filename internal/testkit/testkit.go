@@ -1,0 +1,96 @@
+// Package testkit holds what the tests of several packages share: running a manager for the
+// length of a test, polling until a condition holds, reading the metrics registry, and making a
+// registry Secret as fleet_oci_registry writes it.
+package testkit
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
+)
+
+// Run starts mgr until the test ends or stop is called; a manager that fails fails the test.
+func Run(t testing.TB, mgr ctrl.Manager) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("manager: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// Eventually polls check every 200 ms until it returns nil or timeout passes, then fails the
+// test with check's last error; explain, when not nil, adds what helps to read the failure.
+func Eventually(t testing.TB, timeout time.Duration, what string, check func() error, explain ...func() string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			msg := ""
+			for _, e := range explain {
+				msg += "\n" + e()
+			}
+			t.Fatalf("%s: not within %s: %v%s", what, timeout, err, msg)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// Counter sums a counter of the controller-runtime metrics registry over the samples whose
+// labels match (every sample when match is empty).
+func Counter(name string, match map[string]string) float64 {
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		panic(err) // the registry's own collectors do not fail
+	}
+	var sum float64
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	metric:
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if want, ok := match[l.GetName()]; ok && want != l.GetValue() {
+					continue metric
+				}
+			}
+			sum += m.GetCounter().GetValue()
+		}
+	}
+	return sum
+}
+
+// RegistrySecret is a registry Secret of workspace ws as fleet_oci_registry writes it.
+func RegistrySecret(ws, name, role string, r registrysecret.Registry) *corev1.Secret {
+	r.Role = role
+	data := map[string][]byte{}
+	for k, v := range r.Data() {
+		data[k] = []byte(v)
+	}
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ws, Labels: map[string]string{registrysecret.RoleLabel: role}},
+		Type:       registrysecret.Type, Data: data,
+	}
+}
