@@ -17,6 +17,13 @@ variable "push_password" {
   default   = "change-me"
 }
 
+variable "pull_password" {
+  description = "Read-only password the clusters' agents pull with; only agent credentials reach the clusters."
+  type        = string
+  sensitive   = true
+  default     = "change-me-too"
+}
+
 variable "staging_route_priority" {
   description = "Set to add a route for eu-staging-01 at this priority (make demo tries 50, which an earlier route shadows)."
   type        = number
@@ -30,6 +37,10 @@ resource "fleet_oci_registry" "central" {
   username            = "fleet-push"
   password_wo         = var.push_password
   password_wo_version = 1
+  # What fleet-controller hub delivers to clusters: read-only credentials, never the push ones.
+  agent_username            = "fleet-pull"
+  agent_password_wo         = var.pull_password
+  agent_password_wo_version = 1
 }
 
 resource "fleet_oci_registry" "eu" {

@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"os"
@@ -31,11 +32,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
+	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/controller"
 	"github.com/umkim/terraform-provider-fleet/internal/demoseed"
+	"github.com/umkim/terraform-provider-fleet/internal/ocichain"
 	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
 )
 
@@ -172,6 +175,35 @@ func status(ctx context.Context, c client.Client, ws string) error {
 		}
 		fmt.Fprintf(out, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Status.Route, strings.Join(s.Status.Chain, ","), s.Status.MatchedBy, state, s.Status.Work)
 	}
+	return pushCredentials(ctx, out, c, ws)
+}
+
+// pushCredentials reads the chain every ManifestWork of the workspace carries and names the
+// works that deliver a registry's push credentials (a registry without agent credentials).
+func pushCredentials(ctx context.Context, out io.Writer, c client.Client, ws string) error {
+	var works workv1.ManifestWorkList
+	if err := c.List(ctx, &works, client.MatchingLabels{controller.WorkspaceLabel: ws}); err != nil {
+		return fmt.Errorf("listing ManifestWorks: %w", err)
+	}
+	var push []string
+	for _, w := range works.Items {
+		for _, m := range w.Spec.Workload.Manifests {
+			var secret corev1.Secret
+			if json.Unmarshal(m.Raw, &secret) != nil || secret.Kind != "Secret" {
+				continue
+			}
+			chain, err := ocichain.Parse(secret.Data[ocichain.Key])
+			if err != nil {
+				return fmt.Errorf("ManifestWork %s/%s: %w", w.Namespace, w.Name, err)
+			}
+			for _, r := range chain.Registries {
+				if r.Password != "" {
+					push = append(push, fmt.Sprintf("%s/%s (%s)", w.Namespace, w.Name, r.Name))
+				}
+			}
+		}
+	}
+	fmt.Fprintf(out, "\n%d ManifestWorks carry the chains; push credentials in them: %d %s\n", len(works.Items), len(push), strings.Join(push, ", "))
 	return nil
 }
 
