@@ -7,6 +7,10 @@ import (
 	"io"
 	"os"
 	"sort"
+
+	// The image has no CA bundle: where the system has no roots, crypto/x509 verifies
+	// registries' certificates against Mozilla's, embedded in the binary.
+	_ "golang.org/x/crypto/x509roots/fallback"
 )
 
 // command is one mode of the binary.

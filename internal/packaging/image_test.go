@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"debug/buildinfo"
 	"debug/elf"
 	"encoding/json"
 	"errors"
@@ -120,6 +121,23 @@ func TestImageLayout(t *testing.T) {
 		}
 	}
 
+	// The image has no CA bundle, so the binary carries Mozilla's roots, which crypto/x509 uses
+	// when the system has none: the fallback module, at go.mod's version, is linked in.
+	const fallback = "golang.org/x/crypto/x509roots/fallback"
+	info, err := buildinfo.Read(bytes.NewReader(bin))
+	if err != nil {
+		t.Fatalf("fleet-controller's build info: %v", err)
+	}
+	linked := ""
+	for _, d := range info.Deps {
+		if d.Path == fallback {
+			linked = d.Version
+		}
+	}
+	if want := requiredVersion(t, fallback); linked != want {
+		t.Errorf("%s in the binary's build info: version %q, want %q (go.mod's): without it the agent trusts no registry certificate", fallback, linked, want)
+	}
+
 	// Where the binary can run here, it does: without arguments it prints its usage.
 	if runtime.GOOS == "linux" && runtime.GOARCH == img.Architecture {
 		path := filepath.Join(t.TempDir(), "fleet-controller")
@@ -132,6 +150,22 @@ func TestImageLayout(t *testing.T) {
 			t.Errorf("fleet-controller without arguments: %v, output %q; want exit 2 and its usage", err, out)
 		}
 	}
+}
+
+// requiredVersion is the version go.mod requires of module path.
+func requiredVersion(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == path {
+			return f[1]
+		}
+	}
+	t.Fatalf("go.mod requires no %s", path)
+	return ""
 }
 
 func readJSON(t *testing.T, path string, into any) {
