@@ -38,6 +38,7 @@ import (
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/controller"
 	"github.com/umkim/terraform-provider-fleet/internal/demoseed"
+	"github.com/umkim/terraform-provider-fleet/internal/hub"
 	"github.com/umkim/terraform-provider-fleet/internal/ocichain"
 	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
 )
@@ -182,7 +183,7 @@ func status(ctx context.Context, c client.Client, ws string) error {
 // works that deliver a registry's push credentials (a registry without agent credentials).
 func pushCredentials(ctx context.Context, out io.Writer, c client.Client, ws string) error {
 	var works workv1.ManifestWorkList
-	if err := c.List(ctx, &works, client.MatchingLabels{controller.WorkspaceLabel: ws}); err != nil {
+	if err := c.List(ctx, &works, client.MatchingLabels{hub.WorkspaceLabel: ws}); err != nil {
 		return fmt.Errorf("listing ManifestWorks: %w", err)
 	}
 	var push []string

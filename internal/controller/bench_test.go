@@ -19,6 +19,7 @@ import (
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/controller"
+	"github.com/umkim/terraform-provider-fleet/internal/hub"
 	"github.com/umkim/terraform-provider-fleet/internal/manager"
 	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
@@ -192,7 +193,7 @@ func (f benchFleet) waitConverged(b *testing.B, ctx context.Context, c client.Cl
 		works.SetGroupVersionKind(workv1.SchemeGroupVersion.WithKind("ManifestWorkList"))
 		storages := &metav1.PartialObjectMetadataList{}
 		storages.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("ClusterOCIStorageList"))
-		if count(works, client.MatchingLabels{controller.WorkspaceLabel: benchWS}) != f.clusters || count(storages, client.InNamespace(benchWS)) != f.clusters {
+		if count(works, client.MatchingLabels{hub.WorkspaceLabel: benchWS}) != f.clusters || count(storages, client.InNamespace(benchWS)) != f.clusters {
 			return false
 		}
 		var routes v1alpha1.OCIStorageRouteList

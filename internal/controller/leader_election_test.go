@@ -19,6 +19,7 @@ import (
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/controller"
+	"github.com/umkim/terraform-provider-fleet/internal/hub"
 	"github.com/umkim/terraform-provider-fleet/internal/testkit"
 )
 
@@ -152,7 +153,7 @@ func TestLeaderElection(t *testing.T) {
 		return nil
 	})
 	var works workv1.ManifestWorkList
-	if err := c.List(ctx, &works, client.MatchingLabels{controller.WorkspaceLabel: ws}); err != nil {
+	if err := c.List(ctx, &works, client.MatchingLabels{hub.WorkspaceLabel: ws}); err != nil {
 		t.Fatal(err)
 	}
 	perCluster := map[string]int{}

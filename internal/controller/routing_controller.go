@@ -131,7 +131,7 @@ func (r *RoutingReconciler) load(ctx context.Context, name string) (*workspaceSt
 		}
 	}
 	for i := range works.Items {
-		if w := &works.Items[i]; w.Labels[ComponentLabel] == componentOCIChain {
+		if w := &works.Items[i]; w.Labels[hub.ComponentLabel] == componentOCIChain {
 			ws.works[w.Namespace] = w
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/controller"
 	"github.com/umkim/terraform-provider-fleet/internal/demoseed"
+	"github.com/umkim/terraform-provider-fleet/internal/hub"
 	"github.com/umkim/terraform-provider-fleet/internal/ocichain"
 	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
@@ -213,7 +214,7 @@ func TestRoutingWorkspace(t *testing.T) {
 				if err != nil {
 					t.Fatalf("cluster %s: %v", cl, err)
 				}
-				if w.Labels[controller.WorkspaceLabel] != ws {
+				if w.Labels[hub.WorkspaceLabel] != ws {
 					t.Errorf("work of %s labelled %v", cl, w.Labels)
 				}
 				ch := v.chain(w)
@@ -405,7 +406,7 @@ func TestRoutingWorkspace(t *testing.T) {
 func workVersions(t *testing.T, v hubView) map[string]string {
 	t.Helper()
 	var works workv1.ManifestWorkList
-	if err := v.c.List(v.ctx, &works, client.MatchingLabels{controller.WorkspaceLabel: v.ws}); err != nil {
+	if err := v.c.List(v.ctx, &works, client.MatchingLabels{hub.WorkspaceLabel: v.ws}); err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]string{}

@@ -14,17 +14,11 @@ import (
 	"github.com/umkim/terraform-provider-fleet/internal/ocichain"
 )
 
-// Labels of what the controller writes. A ManifestWork lives in its cluster's namespace, where an
-// owner reference to the workspace cannot point, so it carries the workspace as a label and is
-// found by it, as OCM's ManifestWorkReplicaSet controller finds its works.
-const (
-	WorkspaceLabel = "fleet.umkim.io/workspace"
-	ComponentLabel = "app.kubernetes.io/component"
-	// ManagedBy is the value of the managed-by label on every object the controller writes.
-	ManagedBy = "fleet-controller"
+// ManagedBy is the value of the managed-by label on every object the controller writes.
+const ManagedBy = hub.ControllerManager
 
-	componentOCIChain = "oci-chain"
-)
+// componentOCIChain is the hub.ComponentLabel of the works that carry chains.
+const componentOCIChain = "oci-chain"
 
 // WorkName is the name of the ManifestWork that carries a workspace's chain to a cluster, in
 // the cluster's namespace on the hub.
@@ -38,7 +32,7 @@ func chainWork(workspace, cluster string, chain ocichain.Chain) (*workv1.Manifes
 	if err != nil {
 		return nil, err
 	}
-	labels := map[string]any{hub.ManagedByLabel: ManagedBy, WorkspaceLabel: workspace}
+	labels := map[string]any{hub.ManagedByLabel: ManagedBy, hub.WorkspaceLabel: workspace}
 	manifests, err := rawManifests(
 		map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ocichain.Namespace}},
 		map[string]any{
@@ -53,7 +47,7 @@ func chainWork(workspace, cluster string, chain ocichain.Chain) (*workv1.Manifes
 	return &workv1.ManifestWork{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: WorkName(workspace), Namespace: cluster,
-			Labels: map[string]string{hub.ManagedByLabel: ManagedBy, WorkspaceLabel: workspace, ComponentLabel: componentOCIChain},
+			Labels: map[string]string{hub.ManagedByLabel: ManagedBy, hub.WorkspaceLabel: workspace, hub.ComponentLabel: componentOCIChain},
 		},
 		Spec: workv1.ManifestWorkSpec{
 			Workload: workv1.ManifestsTemplate{Manifests: manifests},

@@ -84,7 +84,7 @@ func CacheOptions() cache.Options {
 
 // Cache indexes.
 const (
-	workspaceIndex  = "workspace"  // ManifestWork → its WorkspaceLabel
+	workspaceIndex  = "workspace"  // ManifestWork → its hub.WorkspaceLabel
 	clusterSetIndex = "clusterSet" // ManagedClusterSetBinding → spec.clusterSet
 )
 
@@ -106,7 +106,7 @@ func (r *RoutingReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	ctx := context.Background()
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, &workv1.ManifestWork{}, workspaceIndex, func(o client.Object) []string {
-		if ws := o.GetLabels()[WorkspaceLabel]; ws != "" {
+		if ws := o.GetLabels()[hub.WorkspaceLabel]; ws != "" {
 			return []string{ws}
 		}
 		return nil
@@ -137,7 +137,7 @@ func (r *RoutingReconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 // workspaceOfWork maps a chain work to the workspace its label names.
 func workspaceOfWork(_ context.Context, obj client.Object) []ctrl.Request {
-	if ws := obj.GetLabels()[WorkspaceLabel]; ws != "" {
+	if ws := obj.GetLabels()[hub.WorkspaceLabel]; ws != "" {
 		return []ctrl.Request{{NamespacedName: types.NamespacedName{Name: ws}}}
 	}
 	return nil

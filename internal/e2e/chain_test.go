@@ -24,6 +24,7 @@ import (
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/controller"
 	"github.com/umkim/terraform-provider-fleet/internal/demoseed"
+	"github.com/umkim/terraform-provider-fleet/internal/hub"
 	"github.com/umkim/terraform-provider-fleet/internal/manager"
 	"github.com/umkim/terraform-provider-fleet/internal/ocichain"
 	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
@@ -212,7 +213,7 @@ func checkSpoke(ctx context.Context, spoke client.Client, ws string, want chainW
 			}
 		}
 	}
-	if s.Labels[controller.WorkspaceLabel] != ws {
+	if s.Labels[hub.WorkspaceLabel] != ws {
 		return fmt.Errorf("Secret labelled %v", s.Labels)
 	}
 	ch, err := ocichain.Parse(s.Data[ocichain.Key])

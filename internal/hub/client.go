@@ -290,10 +290,6 @@ func (c *cache) invalidate(gvr schema.GroupVersionResource) {
 	clear(c.memos)
 }
 
-// ManagedByLabel is the label every object the provider writes carries, naming its field
-// manager, so that kubectl users can see which objects Terraform manages.
-const ManagedByLabel = "app.kubernetes.io/managed-by"
-
 // ManagedByTerraform reports whether some Terraform configuration manages obj: it carries the
 // managed-by label of a provider's field manager, or such a manager owns fields of it. Such an
 // object may be changed or deleted by another resource of the same plan; anything else (made
