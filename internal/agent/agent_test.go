@@ -176,7 +176,7 @@ func TestFailoverAfterReplicationWait(t *testing.T) {
 	start := time.Now()
 	c := startSpoke(t, "app-failover")
 	mirror, source := startRegistry(t), startRegistry(t)
-	m := source.push(t, "apps/web", "v1", []byte("layer one"), []byte("layer two"))
+	m := source.PushT(t, "apps/web", "v1", []byte("layer one"), []byte("layer two"))
 	putChain(t, c, ocichain.Chain{Workspace: "failover", Route: "edge", ReplicationWait: "3s",
 		Registries: []puller.Registry{mirror.entry("mirror"), source.entry("source")}})
 	attemptsBefore := testkit.Counter("fleet_agent_pull_attempts_total", map[string]string{"registry": "source", "class": ""})
@@ -225,8 +225,8 @@ func TestFailoverAfterReplicationWait(t *testing.T) {
 	if got := testkit.Counter("fleet_agent_pulls_total", map[string]string{"state": "WaitingForArtifact"}) - waitingBefore; got != 1 {
 		t.Errorf("pulls entering WaitingForArtifact: %v, want 1", got)
 	}
-	if source.BlobGets.Load() != 3 || mirror.BlobGets.Load() != 0 {
-		t.Errorf("blob GETs: source %d, mirror %d; want 3 (config and two layers) and 0", source.BlobGets.Load(), mirror.BlobGets.Load())
+	if source.Proxy.BlobGets.Load() != 3 || mirror.Proxy.BlobGets.Load() != 0 {
+		t.Errorf("blob GETs: source %d, mirror %d; want 3 (config and two layers) and 0", source.Proxy.BlobGets.Load(), mirror.Proxy.BlobGets.Load())
 	}
 	t.Logf("pulled %s %s after the OCIPull's creation, %s after it was seen waiting", s.Digest, time.Since(created), time.Since(waiting))
 }
@@ -236,7 +236,7 @@ func TestFailoverAfterReplicationWait(t *testing.T) {
 func TestChainArrivesAfterPull(t *testing.T) {
 	c := startSpoke(t, "app-late")
 	reg := startRegistry(t)
-	m := reg.push(t, "apps/api", "v2", []byte("api"))
+	m := reg.PushT(t, "apps/api", "v2", []byte("api"))
 	runAgent(t)
 
 	p := newPull(t, c, "app-late", "api", v1alpha1.OCIPullSpec{Workspace: "late", Repository: "apps/api", Digest: m.Digest.String()})
@@ -271,8 +271,8 @@ func TestChainArrivesAfterPull(t *testing.T) {
 func TestChainChange(t *testing.T) {
 	c := startSpoke(t, "app-change")
 	first, second := startRegistry(t), startRegistry(t)
-	m := first.push(t, "apps/db", "v3", []byte("db"))
-	if m2 := second.push(t, "apps/db", "v3", []byte("db")); m2.Digest != m.Digest {
+	m := first.PushT(t, "apps/db", "v3", []byte("db"))
+	if m2 := second.PushT(t, "apps/db", "v3", []byte("db")); m2.Digest != m.Digest {
 		t.Fatalf("the same artifact has two digests: %s, %s", m.Digest, m2.Digest)
 	}
 	putChain(t, c, ocichain.Chain{Workspace: "change", Route: "old", Registries: []puller.Registry{first.entry("first")}})
@@ -299,8 +299,8 @@ func TestChainChange(t *testing.T) {
 		t.Errorf("attempts at the new chain's registry: %v, want 1", got)
 	}
 	// The content was cached by the first pull: the new chain resolves it, and downloads nothing.
-	if second.BlobGets.Load() != 0 {
-		t.Errorf("blob GETs at second: %d; the cached content was downloaded again", second.BlobGets.Load())
+	if second.Proxy.BlobGets.Load() != 0 {
+		t.Errorf("blob GETs at second: %d; the cached content was downloaded again", second.Proxy.BlobGets.Load())
 	}
 }
 
@@ -308,14 +308,14 @@ func TestChainChange(t *testing.T) {
 func TestCachedDigestNotDownloadedAgain(t *testing.T) {
 	c := startSpoke(t, "app-cache")
 	reg := startRegistry(t)
-	m := reg.push(t, "apps/cache", "v1", []byte("a big layer"), []byte("another layer"))
+	m := reg.PushT(t, "apps/cache", "v1", []byte("a big layer"), []byte("another layer"))
 	putChain(t, c, ocichain.Chain{Workspace: "cache", Route: "r", Registries: []puller.Registry{reg.entry("reg")}})
 	dir := runAgent(t)
 
 	bytesBefore := testkit.Counter("fleet_agent_pulled_bytes_total", nil)
 	one := newPull(t, c, "app-cache", "by-tag", v1alpha1.OCIPullSpec{Workspace: "cache", Repository: "apps/cache", Tag: "v1"})
 	waitFor(t, c, one, 20*time.Second, "first pull", pulled)
-	blobs, manifests := reg.BlobGets.Load(), reg.ManifestGets.Load()
+	blobs, manifests := reg.Proxy.BlobGets.Load(), reg.Proxy.ManifestGets.Load()
 	pulledBytes := testkit.Counter("fleet_agent_pulled_bytes_total", nil) - bytesBefore
 	if blobs != 3 || manifests != 1 || pulledBytes == 0 {
 		t.Errorf("first pull: %d blob GETs, %d manifest GETs, %v bytes; want 3, 1 and some bytes", blobs, manifests, pulledBytes)
@@ -326,7 +326,7 @@ func TestCachedDigestNotDownloadedAgain(t *testing.T) {
 	if s.Digest != m.Digest.String() || s.Registry != "reg" {
 		t.Errorf("second pull: %+v", s)
 	}
-	if b, mf := reg.BlobGets.Load(), reg.ManifestGets.Load(); b != blobs || mf != manifests {
+	if b, mf := reg.Proxy.BlobGets.Load(), reg.Proxy.ManifestGets.Load(); b != blobs || mf != manifests {
 		t.Errorf("second pull of a cached digest: %d blob GETs and %d manifest GETs, want none (had %d, %d)", b-blobs, mf-manifests, blobs, manifests)
 	}
 	if got := testkit.Counter("fleet_agent_pulled_bytes_total", nil) - bytesBefore; got != pulledBytes {

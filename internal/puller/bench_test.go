@@ -1,14 +1,10 @@
-package puller
+package puller_test
 
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"io"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,9 +14,9 @@ import (
 	"time"
 
 	"github.com/opencontainers/go-digest"
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	"oras.land/oras-go/v2"
-	"oras.land/oras-go/v2/content/memory"
+
+	. "github.com/umkim/terraform-provider-fleet/internal/puller"
+	"github.com/umkim/terraform-provider-fleet/internal/testbed"
 )
 
 // BenchmarkPull pulls a 256 MiB artifact from a local registry with `fleet-controller pull` and
@@ -28,8 +24,8 @@ import (
 // memory does not grow with artifact size (32 MiB vs 256 MiB) and times failover from a closed
 // port to the next registry. It prints one summary line.
 func BenchmarkPull(b *testing.B) {
-	orasBin := testbedBin(b, "oras")
-	reg := startRegistry(b, regOptions{})
+	orasBin := testbed.BinaryT(b, "oras")
+	reg := testbed.StartRegistryT(b, testbed.RegistryOptions{})
 	tmp := b.TempDir()
 	fleetBin := filepath.Join(tmp, "fleet-controller")
 	build := exec.Command("go", "build", "-o", fleetBin, "github.com/umkim/terraform-provider-fleet/cmd/fleet-controller")
@@ -37,8 +33,10 @@ func BenchmarkPull(b *testing.B) {
 		b.Fatalf("build fleet-controller: %v\n%s", err, out)
 	}
 	chain := filepath.Join(tmp, "chain.json")
-	chainJSON, _ := json.Marshal(map[string][]Registry{"registries": {reg.entry("local")}})
-	writeFile(b, chain, chainJSON)
+	chainJSON, _ := json.Marshal(map[string][]Registry{"registries": {reg.Entry("local")}})
+	if err := os.WriteFile(chain, chainJSON, 0o600); err != nil {
+		b.Fatal(err)
+	}
 
 	const mib = 1 << 20
 	big := pushGenerated(b, reg, "bench/big", 4, 64*mib)
@@ -115,77 +113,26 @@ func measure(b *testing.B, tmp string, command func(dest string) *exec.Cmd) run 
 
 // pushGenerated pushes an artifact of n pseudo-random blobs of size bytes each, streaming them
 // so that the benchmark's own memory stays small, and returns the manifest digest.
-func pushGenerated(b *testing.B, reg *testRegistry, repoPath string, n int, size int64) digest.Digest {
+func pushGenerated(b *testing.B, reg *testbed.Registry, repoPath string, n int, size int64) digest.Digest {
 	b.Helper()
-	ctx := context.Background()
-	repo := reg.repo(b, repoPath)
-	var layers []ocispec.Descriptor
-	for i := range n {
-		seed := [32]byte{byte(i)}
-		copy(seed[1:], repoPath)
-		gen := func() io.Reader { return io.LimitReader(randReader{rand.NewChaCha8(seed)}, size) }
-		h := sha256.New()
-		if _, err := io.Copy(h, gen()); err != nil {
-			b.Fatal(err)
-		}
-		desc := ocispec.Descriptor{
-			MediaType:   "application/vnd.fleet.test.layer",
-			Digest:      digest.NewDigest(digest.SHA256, h),
-			Size:        size,
-			Annotations: map[string]string{ocispec.AnnotationTitle: fmt.Sprintf("blob-%d", i)},
-		}
-		if err := repo.Push(ctx, desc, gen()); err != nil {
-			b.Fatal(err)
-		}
-		layers = append(layers, desc)
-	}
-	// The manifest and its empty config are small: pack them in memory and push them.
-	if err := repo.Push(ctx, ocispec.DescriptorEmptyJSON, bytes.NewReader(ocispec.DescriptorEmptyJSON.Data)); err != nil {
-		b.Fatal(err)
-	}
-	mem := memory.New()
-	m, err := oras.PackManifest(ctx, mem, oras.PackManifestVersion1_1, "application/vnd.fleet.test", oras.PackManifestOptions{Layers: layers})
+	m, err := reg.PushRandom(context.Background(), repoPath, "bench", n, size, uint64(len(repoPath)))
 	if err != nil {
-		b.Fatal(err)
-	}
-	rc, err := mem.Fetch(ctx, m)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer rc.Close()
-	if err := repo.Push(ctx, m, rc); err != nil {
 		b.Fatal(err)
 	}
 	return m.Digest
 }
 
-// randReader reads from a seeded ChaCha8 stream.
-type randReader struct{ src *rand.ChaCha8 }
-
-func (r randReader) Read(p []byte) (int, error) {
-	n := len(p) &^ 7
-	for i := 0; i < n; i += 8 {
-		binary.LittleEndian.PutUint64(p[i:], r.src.Uint64())
-	}
-	if n == 0 {
-		var w [8]byte
-		binary.LittleEndian.PutUint64(w[:], r.src.Uint64())
-		n = copy(p, w[:])
-	}
-	return n, nil
-}
-
 // failoverLatency returns the median time, over several pulls, from the start of an attempt at
 // a closed port to the start of the attempt at the next registry.
-func failoverLatency(b *testing.B, reg *testRegistry) float64 {
+func failoverLatency(b *testing.B, reg *testbed.Registry) float64 {
 	b.Helper()
-	src, art := buildArtifact(b, []byte("chart"))
-	push(b, src, art, reg.repo(b, "bench/tiny"), "1.0")
-	down := Registry{Name: "down", Reference: freeAddr(b), BasicHTTP: true}
+	art := newArtifact(b, []byte("chart"))
+	push(b, reg, "bench/tiny", "1.0", art)
+	down := Registry{Name: "down", Reference: testbed.ClosedAddrT(b), BasicHTTP: true}
 	var samples []float64
 	for range 5 {
 		var attempts []Attempt
-		p, err := New([]Registry{down, reg.entry("local")}, b.TempDir(), Options{OnAttempt: func(a Attempt) { attempts = append(attempts, a) }})
+		p, err := New([]Registry{down, reg.Entry("local")}, b.TempDir(), Options{OnAttempt: func(a Attempt) { attempts = append(attempts, a) }})
 		if err != nil {
 			b.Fatal(err)
 		}

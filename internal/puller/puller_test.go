@@ -1,4 +1,4 @@
-package puller
+package puller_test
 
 import (
 	"context"
@@ -27,6 +27,11 @@ import (
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/errdef"
 	"oras.land/oras-go/v2/registry/remote/errcode"
+
+	// The tests use internal/testbed, which imports this package: they live in puller_test,
+	// as Go's own do for such a cycle, and the dot import reads as if they did not.
+	. "github.com/umkim/terraform-provider-fleet/internal/puller"
+	"github.com/umkim/terraform-provider-fleet/internal/testbed"
 )
 
 func TestParseArtifact(t *testing.T) {
@@ -104,7 +109,7 @@ func TestClassify(t *testing.T) {
 		{live, headerTimeout, Unreachable, true},
 		{live, dialTimeout, Unreachable, true},
 		{live, fmt.Errorf("blob: %w", context.DeadlineExceeded), Unreachable, true},
-		{live, fmt.Errorf("%w of 1s: %w", errAttemptTimeout, &oras.CopyError{Op: "Push", Origin: oras.CopyErrorOriginDestination, Err: io.ErrClosedPipe}), Unreachable, true},
+		{live, fmt.Errorf("%w of 1s: %w", ErrAttemptTimeout, &oras.CopyError{Op: "Push", Origin: oras.CopyErrorOriginDestination, Err: io.ErrClosedPipe}), Unreachable, true},
 	}
 	for _, tt := range tests {
 		ctx := tt.ctx
@@ -121,7 +126,7 @@ func TestClassify(t *testing.T) {
 // come within Transport.ResponseHeaderTimeout, from a server that accepts and never answers.
 func httpResponseHeaderTimeout(t *testing.T) error {
 	t.Helper()
-	addr := hungRegistry(t, nil)
+	addr := testbed.StartHungT(t, nil).Addr
 	client := &http.Client{Transport: &http.Transport{ResponseHeaderTimeout: time.Millisecond}}
 	resp, err := client.Get("http://" + addr + "/v2/")
 	if err == nil {
@@ -137,7 +142,7 @@ func httpResponseHeaderTimeout(t *testing.T) error {
 // dialTimeoutErr returns net's own error for a dial that timed out.
 func dialTimeoutErr(t *testing.T) error {
 	t.Helper()
-	_, err := (&net.Dialer{Timeout: time.Nanosecond}).Dial("tcp", blackholedAddr(t))
+	_, err := (&net.Dialer{Timeout: time.Nanosecond}).Dial("tcp", testbed.StartBlackholeT(t).Addr)
 	var opErr *net.OpError
 	if !errors.As(err, &opErr) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("dial to a blackholed address = %v, want a *net.OpError wrapping context.DeadlineExceeded", err)
@@ -211,7 +216,7 @@ func stripMessage(t *testing.T, s Status) Status {
 
 // assertPulled checks that the destination holds the artifact under its reference, with every
 // layer's bytes matching its digest.
-func assertPulled(t *testing.T, pc *pullCase, a Artifact, want testArtifact) {
+func assertPulled(t *testing.T, pc *pullCase, a Artifact, want *testbed.Artifact) {
 	t.Helper()
 	desc, err := pc.p.Resolve(context.Background(), a)
 	if err != nil || desc.Digest != want.Manifest.Digest {
@@ -237,9 +242,9 @@ func pulled(registry string, attempts int, at time.Time) Status {
 }
 
 func TestPullCredentials(t *testing.T) {
-	reg := startRegistry(t, regOptions{users: map[string]string{"pusher": "push-secret", "agent": "agent-secret"}})
-	src, art := buildArtifact(t, []byte("chart"), []byte("values"))
-	push(t, src, art, reg.repo(t, "fleet/apps/web"), "1.0")
+	reg := testbed.StartRegistryT(t, testbed.RegistryOptions{Username: "pusher", Password: "push-secret", Users: map[string]string{"agent": "agent-secret"}})
+	art := newArtifact(t, []byte("chart"), []byte("values"))
+	push(t, reg, "fleet/apps/web", "1.0", art)
 	a := Artifact{Repository: "apps/web", Digest: art.Manifest.Digest}
 
 	tests := []struct {
@@ -255,7 +260,7 @@ func TestPullCredentials(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := reg.entry("harbor")
+			r := reg.Entry("harbor")
 			r.Reference += "/fleet"
 			r.Username, r.Password, r.AgentUsername, r.AgentPassword = tt.user, Secret(tt.pass), tt.agent, Secret(tt.agPw)
 			pc := newPullCase(t, 0, r)
@@ -285,10 +290,9 @@ func TestPullCredentials(t *testing.T) {
 }
 
 func TestPullTLS(t *testing.T) {
-	ca := newTestCA(t)
-	reg := startRegistry(t, regOptions{tls: ca})
-	src, art := buildArtifact(t, []byte("chart"))
-	push(t, src, art, reg.repo(t, "apps/web"), "1.0")
+	reg := testbed.StartRegistryT(t, testbed.RegistryOptions{TLS: true})
+	art := newArtifact(t, []byte("chart"))
+	push(t, reg, "apps/web", "1.0", art)
 	a := Artifact{Repository: "apps/web", Tag: "1.0"}
 
 	tests := []struct {
@@ -298,12 +302,13 @@ func TestPullTLS(t *testing.T) {
 	}{
 		{name: "unknown CA", change: func(*Registry) {}, want: Status{State: Failed, Reason: TLS, Attempts: 1}},
 		{name: "plain HTTP to a TLS port", change: func(r *Registry) { r.BasicHTTP = true }, want: Status{State: Failed, Reason: TLS, Attempts: 1}},
-		{name: "CA bundle", change: func(r *Registry) { r.CACerts = ca.PEM }, want: Status{State: Pulled, Attempts: 1}},
+		{name: "CA bundle", change: func(r *Registry) { r.CACerts = reg.CA.PEM }, want: Status{State: Pulled, Attempts: 1}},
 		{name: "insecureSkipTLS", change: func(r *Registry) { r.InsecureSkipTLS = true }, want: Status{State: Pulled, Attempts: 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := reg.entry("tls")
+			r := reg.Entry("tls")
+			r.CACerts = "" // each case says what it trusts
 			tt.change(&r)
 			pc := newPullCase(t, time.Minute, r)
 			st, _ := pc.p.Pull(context.Background(), a)
@@ -321,18 +326,18 @@ func TestPullTLS(t *testing.T) {
 }
 
 func TestPullFailsOverInOrder(t *testing.T) {
-	good := startRegistry(t, regOptions{})
-	locked := startRegistry(t, regOptions{users: map[string]string{"agent": "agent-secret"}})
-	src, art := buildArtifact(t, []byte("chart"), []byte("values"))
-	push(t, src, art, good.repo(t, "apps/web"), "1.0")
-	push(t, src, art, locked.repo(t, "apps/web"), "1.0")
-	down := Registry{Name: "down", Reference: freeAddr(t), BasicHTTP: true}
-	wrong := locked.entry("locked")
+	good := testbed.StartRegistryT(t, testbed.RegistryOptions{})
+	locked := testbed.StartRegistryT(t, testbed.RegistryOptions{Username: "agent", Password: "agent-secret"})
+	art := newArtifact(t, []byte("chart"), []byte("values"))
+	push(t, good, "apps/web", "1.0", art)
+	push(t, locked, "apps/web", "1.0", art)
+	down := Registry{Name: "down", Reference: testbed.ClosedAddrT(t), BasicHTTP: true}
+	wrong := locked.Entry("locked")
 	wrong.AgentUsername, wrong.AgentPassword = "agent", "wrong-secret"
 	a := Artifact{Repository: "apps/web", Tag: "1.0"}
 
 	// A replication wait does not hold back failover for any class but NotFound.
-	pc := newPullCase(t, time.Hour, down, wrong, good.entry("central"))
+	pc := newPullCase(t, time.Hour, down, wrong, good.Entry("central"))
 	st, err := pc.p.Pull(context.Background(), a)
 	if err != nil {
 		t.Fatal(err)
@@ -363,9 +368,9 @@ func TestPullFailsOverInOrder(t *testing.T) {
 // TestPullFailsOverFromHungRegistry: a registry that never answers costs one bounded attempt,
 // classed Unreachable, and the pull goes on to the next registry.
 func TestPullFailsOverFromHungRegistry(t *testing.T) {
-	good := startRegistry(t, regOptions{})
-	src, art := buildArtifact(t, []byte("chart"), []byte("values"))
-	push(t, src, art, good.repo(t, "apps/web"), "1.0")
+	good := testbed.StartRegistryT(t, testbed.RegistryOptions{})
+	art := newArtifact(t, []byte("chart"), []byte("values"))
+	push(t, good, "apps/web", "1.0", art)
 	a := Artifact{Repository: "apps/web", Tag: "1.0"}
 
 	tests := []struct {
@@ -376,7 +381,7 @@ func TestPullFailsOverFromHungRegistry(t *testing.T) {
 	}{
 		{
 			name: "accepts the connection and never sends headers",
-			hung: Registry{Name: "hung", Reference: hungRegistry(t, nil), BasicHTTP: true},
+			hung: Registry{Name: "hung", Reference: testbed.StartHungT(t, nil).Addr, BasicHTTP: true},
 			tune: func(o *Options) { o.ResponseHeaderTimeout = time.Second },
 			wantErr: func(err error) bool {
 				return errors.Is(err, context.DeadlineExceeded) && strings.Contains(err.Error(), "timeout awaiting response headers")
@@ -384,7 +389,7 @@ func TestPullFailsOverFromHungRegistry(t *testing.T) {
 		},
 		{
 			name: "dial never completes",
-			hung: Registry{Name: "hung", Reference: blackholedAddr(t), BasicHTTP: true},
+			hung: Registry{Name: "hung", Reference: testbed.StartBlackholeT(t).Addr, BasicHTTP: true},
 			tune: func(o *Options) { o.DialTimeout = time.Second },
 			wantErr: func(err error) bool {
 				// Go reports a dial timeout as net's timeout error, which wraps
@@ -396,16 +401,16 @@ func TestPullFailsOverFromHungRegistry(t *testing.T) {
 		},
 		{
 			name: "sends headers and never the body",
-			hung: Registry{Name: "hung", Reference: stallingProxy(t, good), BasicHTTP: true},
+			hung: Registry{Name: "hung", Reference: testbed.StartProxyT(t, good, testbed.ProxyOptions{StallBlobs: true}).Addr, BasicHTTP: true},
 			tune: func(o *Options) { o.AttemptTimeout = 2 * time.Second },
 			wantErr: func(err error) bool {
-				return errors.Is(err, errAttemptTimeout) && strings.Contains(err.Error(), "attempt timeout of 2s")
+				return errors.Is(err, ErrAttemptTimeout) && strings.Contains(err.Error(), "attempt timeout of 2s")
 			},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pc := newPullCaseWith(t, time.Hour, tt.tune, tt.hung, good.entry("good"))
+			pc := newPullCaseWith(t, time.Hour, tt.tune, tt.hung, good.Entry("good"))
 			st, err := pc.p.Pull(context.Background(), a)
 			if err != nil {
 				t.Fatalf("Pull = %v; want the artifact from good", err)
@@ -434,23 +439,23 @@ func TestPullFailsOverFromHungRegistry(t *testing.T) {
 // registry aborts the pull, with the context's error; it is not a registry failure to fail over
 // from.
 func TestPullAbortsWhenCallerGivesUp(t *testing.T) {
-	good := startRegistry(t, regOptions{})
-	src, art := buildArtifact(t, []byte("chart"))
-	push(t, src, art, good.repo(t, "apps/web"), "1.0")
+	good := testbed.StartRegistryT(t, testbed.RegistryOptions{})
+	art := newArtifact(t, []byte("chart"))
+	push(t, good, "apps/web", "1.0", art)
 	a := Artifact{Repository: "apps/web", Tag: "1.0"}
 
 	t.Run("cancelled", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		hung := Registry{Name: "hung", Reference: hungRegistry(t, cancel), BasicHTTP: true}
-		assertAborted(t, ctx, a, hung, good.entry("good"), context.Canceled)
+		hung := Registry{Name: "hung", Reference: testbed.StartHungT(t, cancel).Addr, BasicHTTP: true}
+		assertAborted(t, ctx, a, hung, good.Entry("good"), context.Canceled)
 	})
 	t.Run("past its deadline", func(t *testing.T) {
 		// The puller's own timeouts are the defaults, far longer than the caller's deadline.
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
-		hung := Registry{Name: "hung", Reference: hungRegistry(t, nil), BasicHTTP: true}
-		assertAborted(t, ctx, a, hung, good.entry("good"), context.DeadlineExceeded)
+		hung := Registry{Name: "hung", Reference: testbed.StartHungT(t, nil).Addr, BasicHTTP: true}
+		assertAborted(t, ctx, a, hung, good.Entry("good"), context.DeadlineExceeded)
 	})
 }
 
@@ -477,7 +482,7 @@ func assertAborted(t *testing.T, ctx context.Context, a Artifact, hung, good Reg
 // TestPullNotFoundHints: NotFound at a mirror says replication is behind; at the source, where
 // content is pushed, it says to push it.
 func TestPullNotFoundHints(t *testing.T) {
-	reg := startRegistry(t, regOptions{})
+	reg := testbed.StartRegistryT(t, testbed.RegistryOptions{})
 	const (
 		replication = "NotFound (the artifact has not been replicated to this registry within the replication wait)"
 		pushTag     = "NotFound (the artifact is not in the source registry: push it (tag 1.0 of apps/web))"
@@ -503,7 +508,7 @@ func TestPullNotFoundHints(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ra, rb := reg.entry("a"), reg.entry("b")
+			ra, rb := reg.Entry("a"), reg.Entry("b")
 			ra.Role, rb.Role = tt.roles[0], tt.roles[1]
 			pc := newPullCase(t, 0, ra, rb)
 			_, err := pc.p.Pull(context.Background(), tt.artifact)
@@ -549,9 +554,9 @@ func TestPullSendsUserAgent(t *testing.T) {
 }
 
 func TestStepWaitsForReplication(t *testing.T) {
-	reg := startRegistry(t, regOptions{})
-	src, art := buildArtifact(t, []byte("chart"))
-	pc := newPullCase(t, time.Minute, reg.entry("mirror"))
+	reg := testbed.StartRegistryT(t, testbed.RegistryOptions{})
+	art := newArtifact(t, []byte("chart"))
+	pc := newPullCase(t, time.Minute, reg.Entry("mirror"))
 	a := Artifact{Repository: "apps/web", Digest: art.Manifest.Digest}
 	t0 := pc.clock.Now()
 	at := func(d time.Duration) *time.Time { t := t0.Add(d); return &t }
@@ -560,7 +565,7 @@ func TestStepWaitsForReplication(t *testing.T) {
 	// after back-off of 0.75s, 1.5s and 3s, finds it.
 	pc.clock.onWait = func(now time.Time) {
 		if !now.Before(t0.Add(5 * time.Second)) {
-			push(t, src, art, reg.repo(t, "apps/web"), "1.0")
+			push(t, reg, "apps/web", "1.0", art)
 			pc.clock.onWait = nil
 		}
 	}
@@ -603,10 +608,10 @@ func TestStepWaitsForReplication(t *testing.T) {
 }
 
 func TestPullMovesOnAfterReplicationWait(t *testing.T) {
-	behind, central := startRegistry(t, regOptions{}), startRegistry(t, regOptions{})
-	src, art := buildArtifact(t, []byte("chart"))
-	push(t, src, art, central.repo(t, "apps/web"), "1.0")
-	pc := newPullCase(t, 10*time.Second, behind.entry("behind"), central.entry("central"))
+	behind, central := testbed.StartRegistryT(t, testbed.RegistryOptions{}), testbed.StartRegistryT(t, testbed.RegistryOptions{})
+	art := newArtifact(t, []byte("chart"))
+	push(t, central, "apps/web", "1.0", art)
+	pc := newPullCase(t, 10*time.Second, behind.Entry("behind"), central.Entry("central"))
 	a := Artifact{Repository: "apps/web", Tag: "1.0"}
 
 	st, err := pc.p.Pull(context.Background(), a)
@@ -630,14 +635,14 @@ func TestPullMovesOnAfterReplicationWait(t *testing.T) {
 }
 
 func TestPullRejectsTamperedContent(t *testing.T) {
-	reg := startRegistry(t, regOptions{})
-	src, art := buildArtifact(t, []byte("chart"), []byte("values"), []byte("more"))
-	push(t, src, art, reg.repo(t, "apps/web"), "1.0")
+	reg := testbed.StartRegistryT(t, testbed.RegistryOptions{})
+	art := newArtifact(t, []byte("chart"), []byte("values"), []byte("more"))
+	push(t, reg, "apps/web", "1.0", art)
 	a := Artifact{Repository: "apps/web", Digest: art.Manifest.Digest}
 
 	for _, part := range []string{"/blobs/", "/manifests/"} {
 		t.Run(strings.Trim(part, "/"), func(t *testing.T) {
-			evil := Registry{Name: "evil", Reference: tamperingProxy(t, reg, func(p string) bool { return strings.Contains(p, part) }), BasicHTTP: true}
+			evil := Registry{Name: "evil", Reference: testbed.StartProxyT(t, reg, testbed.ProxyOptions{Tamper: func(p string) bool { return strings.Contains(p, part) }}).Addr, BasicHTTP: true}
 
 			// Alone, the tampering registry fails the pull and leaves nothing behind.
 			pc := newPullCase(t, time.Minute, evil)
@@ -651,13 +656,13 @@ func TestPullRejectsTamperedContent(t *testing.T) {
 			}
 
 			// In a chain, the next registry supplies the genuine content.
-			pc = newPullCase(t, time.Minute, evil, reg.entry("central"))
-			pc.p.opts.OnAttempt = func(at Attempt) {
+			pc = newPullCase(t, time.Minute, evil, reg.Entry("central"))
+			pc.p.SetOnAttempt(func(at Attempt) {
 				pc.attempts = append(pc.attempts, at)
 				if at.Registry == "evil" {
 					assertNothingCommitted(t, pc.dest, art)
 				}
-			}
+			})
 			st, err = pc.p.Pull(context.Background(), a)
 			if want := []string{"evil:IntegrityMismatch", "central:"}; err != nil || !reflect.DeepEqual(pc.tried(), want) {
 				t.Fatalf("tried %v (%v), want %v", pc.tried(), err, want)
@@ -672,7 +677,7 @@ func TestPullRejectsTamperedContent(t *testing.T) {
 
 // assertNothingCommitted checks that no layer of art nor its manifest is in dest, and that no
 // partial download is left.
-func assertNothingCommitted(t *testing.T, dest string, art testArtifact) {
+func assertNothingCommitted(t *testing.T, dest string, art *testbed.Artifact) {
 	t.Helper()
 	for _, d := range append([]digest.Digest{art.Manifest.Digest}, digestsOf(art)...) {
 		if _, err := os.Stat(blobFile(dest, d)); !errors.Is(err, fs.ErrNotExist) {
@@ -684,7 +689,7 @@ func assertNothingCommitted(t *testing.T, dest string, art testArtifact) {
 	}
 }
 
-func digestsOf(art testArtifact) []digest.Digest {
+func digestsOf(art *testbed.Artifact) []digest.Digest {
 	var ds []digest.Digest
 	for _, l := range art.Layers {
 		ds = append(ds, l.Digest)
@@ -693,16 +698,16 @@ func digestsOf(art testArtifact) []digest.Digest {
 }
 
 func TestPullResolvesTagOnce(t *testing.T) {
-	first, second := startRegistry(t, regOptions{}), startRegistry(t, regOptions{})
-	srcOld, old := buildArtifact(t, []byte("chart 1.0"))
-	srcNew, newer := buildArtifact(t, []byte("chart 1.1"))
-	push(t, srcOld, old, first.repo(t, "apps/web"), "stable")
+	first, second := testbed.StartRegistryT(t, testbed.RegistryOptions{}), testbed.StartRegistryT(t, testbed.RegistryOptions{})
+	old := newArtifact(t, []byte("chart 1.0"))
+	newer := newArtifact(t, []byte("chart 1.1"))
+	push(t, first, "apps/web", "stable", old)
 	// The second registry already moved the tag on, but still holds the old content.
-	push(t, srcOld, old, second.repo(t, "apps/web"), "1.0")
-	push(t, srcNew, newer, second.repo(t, "apps/web"), "stable")
-	evil := Registry{Name: "evil", Reference: tamperingProxy(t, first, func(p string) bool { return strings.Contains(p, "/blobs/") }), BasicHTTP: true}
+	push(t, second, "apps/web", "1.0", old)
+	push(t, second, "apps/web", "stable", newer)
+	evil := Registry{Name: "evil", Reference: testbed.StartProxyT(t, first, testbed.ProxyOptions{Tamper: testbed.BlobPaths}).Addr, BasicHTTP: true}
 
-	pc := newPullCase(t, 0, evil, second.entry("second"))
+	pc := newPullCase(t, 0, evil, second.Entry("second"))
 	a := Artifact{Repository: "apps/web", Tag: "stable"}
 	if _, err := pc.p.Pull(context.Background(), a); err != nil {
 		t.Fatal(err)
@@ -714,14 +719,14 @@ func TestPullResolvesTagOnce(t *testing.T) {
 }
 
 func TestPullHonoursCancellation(t *testing.T) {
-	reg := startRegistry(t, regOptions{})
-	p, err := New([]Registry{reg.entry("mirror")}, t.TempDir(), Options{ReplicationWait: time.Hour, Clock: stalledClock{}})
+	reg := testbed.StartRegistryT(t, testbed.RegistryOptions{})
+	p, err := New([]Registry{reg.Entry("mirror")}, t.TempDir(), Options{ReplicationWait: time.Hour, Clock: stalledClock{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	a := Artifact{Repository: "apps/web", Tag: "1.0"}
-	p.opts.OnAttempt = func(Attempt) { cancel() }
+	p.SetOnAttempt(func(Attempt) { cancel() })
 	st, err := p.Pull(ctx, a)
 	if !errors.Is(err, context.Canceled) || st.State != WaitingForArtifact || st.Attempts != 1 {
 		t.Errorf("Pull = %+v, %v; want WaitingForArtifact after 1 attempt and context.Canceled", st, err)
