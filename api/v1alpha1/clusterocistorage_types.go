@@ -28,9 +28,13 @@ type ClusterOCIStorageStatus struct {
 	// +optional
 	Work string `json:"work,omitempty"`
 
-	// Active is the registry the cluster's agent last pulled from.
+	// Active is the registry that served the latest of the cluster's pulled artifacts.
 	// +optional
 	Active string `json:"active,omitempty"`
+
+	// Pulled counts the cluster's artifacts in its agent's cache, as last reported.
+	// +optional
+	Pulled int32 `json:"pulled,omitempty"`
 
 	// Waiting counts the cluster's artifacts that wait for replication to a registry.
 	// +optional
@@ -39,6 +43,11 @@ type ClusterOCIStorageStatus struct {
 	// Failed counts the cluster's artifacts whose pull failed on every registry.
 	// +optional
 	Failed int32 `json:"failed,omitempty"`
+
+	// Unknown counts the cluster's artifacts whose status has not come back from the cluster
+	// for the spec asked for (not delivered, not applied or not pulled yet).
+	// +optional
+	Unknown int32 `json:"unknown,omitempty"`
 
 	// LastPull is when the cluster's agent last pulled an artifact.
 	// +optional
@@ -64,8 +73,10 @@ type ClusterOCIStorageStatus struct {
 // +kubebuilder:printcolumn:name="Chain",type=string,JSONPath=`.status.chain`
 // +kubebuilder:printcolumn:name="Matched By",type=string,JSONPath=`.status.matchedBy`,priority=1
 // +kubebuilder:printcolumn:name="Active",type=string,JSONPath=`.status.active`
+// +kubebuilder:printcolumn:name="Pulled",type=integer,JSONPath=`.status.pulled`
 // +kubebuilder:printcolumn:name="Waiting",type=integer,JSONPath=`.status.waiting`
 // +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.failed`
+// +kubebuilder:printcolumn:name="Unknown",type=integer,JSONPath=`.status.unknown`,priority=1
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ClusterOCIStorage struct {

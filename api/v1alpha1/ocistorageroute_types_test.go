@@ -155,7 +155,7 @@ func TestPrinterColumns(t *testing.T) {
 	}
 	for resource, want := range map[string][]string{
 		"ocistorageroutes":   {"Name", "Priority", "Default", "Registries", "Matched", "Ready", "Reason", "Age"},
-		"clusterocistorages": {"Name", "Route", "Chain", "Matched By", "Active", "Waiting", "Failed", "Ready", "Age"},
+		"clusterocistorages": {"Name", "Route", "Chain", "Matched By", "Active", "Pulled", "Waiting", "Failed", "Unknown", "Ready", "Age"},
 	} {
 		raw, err := cs.RESTClient().Get().AbsPath("/apis", v1alpha1.GroupVersion.Group, v1alpha1.GroupVersion.Version, resource).
 			SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").DoRaw(t.Context())

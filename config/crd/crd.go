@@ -22,20 +22,33 @@ var FS embed.FS
 
 // CRDs parses every embedded definition, OCM's first, each folder in file-name order.
 func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	return ParseFS(FS, "ocm/*.yaml", "bases/*.yaml")
+}
+
+// Agent parses the definitions a workload cluster needs for `fleet-controller agent`: OCIPull.
+func Agent() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	return ParseFS(FS, "bases/fleet.umkim.io_ocipulls.yaml")
+}
+
+// parseFiles parses the definitions in the files of fsys that match patterns, in order.
+func ParseFS(fsys fs.FS, patterns ...string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	var crds []*apiextensionsv1.CustomResourceDefinition
-	for _, pattern := range []string{"ocm/*.yaml", "bases/*.yaml"} {
-		names, err := fs.Glob(FS, pattern)
+	for _, pattern := range patterns {
+		names, err := fs.Glob(fsys, pattern)
 		if err != nil {
 			return nil, err
 		}
+		if len(names) == 0 {
+			return nil, fmt.Errorf("no file matches %s", pattern)
+		}
 		for _, name := range names {
-			data, err := FS.ReadFile(name)
+			data, err := fs.ReadFile(fsys, name)
 			if err != nil {
 				return nil, err
 			}
-			parsed, err := parse(data)
+			parsed, err := Parse(data)
 			if err != nil {
-				return nil, fmt.Errorf("config/crd/%s: %w", name, err)
+				return nil, fmt.Errorf("%s: %w", name, err)
 			}
 			crds = append(crds, parsed...)
 		}
@@ -43,8 +56,8 @@ func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	return crds, nil
 }
 
-// parse decodes every non-empty YAML document of data as a CustomResourceDefinition.
-func parse(data []byte) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+// Parse decodes every non-empty YAML document of data as a CustomResourceDefinition.
+func Parse(data []byte) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	var crds []*apiextensionsv1.CustomResourceDefinition
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	for {

@@ -55,7 +55,7 @@ func TestParse(t *testing.T) {
 		{name: "bad yaml", in: "metadata: [", wantErr: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			crds, err := parse([]byte(tc.in))
+			crds, err := Parse([]byte(tc.in))
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
 			}

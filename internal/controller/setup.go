@@ -44,6 +44,9 @@ var Reconcilers = map[string]func(ctrl.Manager, Options) error{
 		return (&RoutingReconciler{Client: mgr.GetClient(), MaxConcurrentWrites: o.MaxConcurrentWrites, AlwaysWrite: o.AlwaysWrite,
 			Recorder: mgr.GetEventRecorder("fleet-controller-hub")}).SetupWithManager(mgr)
 	},
+	"pull-status": func(mgr ctrl.Manager, _ Options) error {
+		return (&PullStatusReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
+	},
 }
 
 // Setup adds the named reconcilers to mgr.
@@ -128,7 +131,7 @@ func (r *RoutingReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WatchesMetadata(managedClusterMetadata(), handler.EnqueueRequestsFromMapFunc(r.allWorkspaces),
 			builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(workspaceOfWork),
-			builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+			builder.WithPredicates(component(componentOCIChain), predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		Watches(&v1alpha1.ClusterOCIStorage{}, ns, builder.WithPredicates(predicate.Funcs{
 			UpdateFunc: func(e event.UpdateEvent) bool { return false }, // its own status writes
 		})).

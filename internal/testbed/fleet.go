@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -29,7 +28,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -37,6 +35,8 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/umkim/terraform-provider-fleet/config/crd"
 )
 
 // A fleet is the local hub plus workload clusters ("spokes"), each a kube-apiserver and etcd of
@@ -301,32 +301,15 @@ func CheckFleetBinaries(dir string) error {
 	return nil
 }
 
-// SpokeCRDs parses the definitions of SpokeCRDFS.
+// SpokeCRDs are the definitions a workload cluster of the fleet gets: SpokeCRDFS's for the work
+// agent and OCIPull for `fleet-controller agent`, as its chart installs it.
 func SpokeCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	names, err := fs.Glob(SpokeCRDFS, "spokecrd/*.yaml")
+	work, err := crd.ParseFS(SpokeCRDFS, "spokecrd/*.yaml")
 	if err != nil {
 		return nil, err
 	}
-	var crds []*apiextensionsv1.CustomResourceDefinition
-	for _, name := range names {
-		data, err := SpokeCRDFS.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-		for {
-			crd := &apiextensionsv1.CustomResourceDefinition{}
-			if err := dec.Decode(crd); errors.Is(err, io.EOF) {
-				break
-			} else if err != nil {
-				return nil, fmt.Errorf("internal/testbed/%s: %w", name, err)
-			}
-			if crd.Name != "" {
-				crds = append(crds, crd)
-			}
-		}
-	}
-	return crds, nil
+	agent, err := crd.Agent()
+	return append(work, agent...), err
 }
 
 func fleetNames(opts FleetOptions) ([]string, error) {

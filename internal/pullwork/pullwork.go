@@ -1,0 +1,242 @@
+// Package pullwork is the ManifestWork that asks the agent on a workload cluster to pull OCI
+// artifacts (OCIPulls in fleet-system), and the pull status that OCM's status feedback brings
+// back from the cluster into the work's status on the hub.
+//
+// OCM's well-known status rules do not cover custom kinds, so the work names JSONPaths feedback
+// rules for each OCIPull: its status scalars, and the spec and generations the status is about.
+// A status is trusted (Fresh) only when it answers the spec the work asks for now: the work's
+// Applied condition observed the work's generation, the feedback echoes that spec, and the agent
+// observed the generation of the object on the cluster. Anything else is Unknown, never Failed.
+package pullwork
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	workv1 "open-cluster-management.io/api/work/v1"
+
+	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
+	"github.com/umkim/terraform-provider-fleet/internal/hub"
+	"github.com/umkim/terraform-provider-fleet/internal/ocichain"
+)
+
+// Component is the hub.ComponentLabel value of pull works.
+const Component = "oci-pull"
+
+// Unknown is the state of a pull whose status has not come back for the spec asked for.
+const Unknown = "Unknown"
+
+// Feedback names: each is a JSONPath on the OCIPull on the cluster.
+var feedbackPaths = []workv1.JsonPath{
+	{Name: "workspace", Path: ".spec.workspace"},
+	{Name: "repository", Path: ".spec.repository"},
+	{Name: "tag", Path: ".spec.tag"},
+	{Name: "askedDigest", Path: ".spec.digest"},
+	{Name: "generation", Path: ".metadata.generation"},
+	{Name: "observedGeneration", Path: ".status.observedGeneration"},
+	{Name: "state", Path: ".status.state"},
+	{Name: "reason", Path: ".status.reason"},
+	{Name: "registry", Path: ".status.registry"},
+	{Name: "digest", Path: ".status.digest"},
+	{Name: "attempts", Path: ".status.attempts"},
+	{Name: "nextRetry", Path: ".status.nextRetry"},
+	{Name: "lastSuccess", Path: ".status.lastSuccess"},
+	{Name: "message", Path: ".status.message"},
+	{Name: "route", Path: ".status.route"},
+}
+
+// Request is one artifact to pull on a cluster: the OCIPull's name in fleet-system and its spec.
+type Request struct {
+	Name string
+	Spec v1alpha1.OCIPullSpec
+}
+
+// New is the ManifestWork, in cluster's namespace on the hub, that carries requests as OCIPulls
+// of workspace with the feedback rules that bring their status back. The OCIPulls go to
+// fleet-system, which the workspace's chain work creates.
+func New(cluster, name, workspace string, requests ...Request) (*workv1.ManifestWork, error) {
+	w := &workv1.ManifestWork{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: cluster, Labels: map[string]string{
+			hub.ManagedByLabel: hub.ControllerManager, hub.WorkspaceLabel: workspace, hub.ComponentLabel: Component,
+		}},
+	}
+	gv := v1alpha1.GroupVersion
+	for _, r := range requests {
+		if r.Spec.Workspace == "" {
+			r.Spec.Workspace = workspace
+		}
+		if r.Spec.Workspace != workspace {
+			return nil, fmt.Errorf("pull %q names workspace %q in a work of workspace %q", r.Name, r.Spec.Workspace, workspace)
+		}
+		raw, err := json.Marshal(v1alpha1.OCIPull{
+			TypeMeta:   metav1.TypeMeta{APIVersion: gv.String(), Kind: "OCIPull"},
+			ObjectMeta: metav1.ObjectMeta{Name: r.Name, Namespace: ocichain.Namespace},
+			Spec:       r.Spec,
+		})
+		if err != nil {
+			return nil, err
+		}
+		w.Spec.Workload.Manifests = append(w.Spec.Workload.Manifests, workv1.Manifest{RawExtension: runtime.RawExtension{Raw: raw}})
+		w.Spec.ManifestConfigs = append(w.Spec.ManifestConfigs, workv1.ManifestConfigOption{
+			ResourceIdentifier: workv1.ResourceIdentifier{Group: gv.Group, Resource: "ocipulls", Name: r.Name, Namespace: ocichain.Namespace},
+			FeedbackRules:      []workv1.FeedbackRule{{Type: workv1.JSONPathsType, JsonPaths: feedbackPaths}},
+		})
+	}
+	return w, nil
+}
+
+// Pull is one request of a work and what its cluster reported.
+type Pull struct {
+	Cluster string // the work's namespace
+	Work    string
+	Request
+	// Fresh: Status answers Spec; otherwise State is Unknown and Status is what came back last.
+	Fresh  bool
+	Status v1alpha1.OCIPullStatus
+}
+
+// State is the pull's state, or Unknown when no status came back for the spec asked for.
+func (p Pull) State() string {
+	if !p.Fresh || p.Status.State == "" {
+		return Unknown
+	}
+	return string(p.Status.State)
+}
+
+// Artifact is the pull's artifact as a reference below the registries: repository:tag or
+// repository@digest.
+func (p Pull) Artifact() string {
+	if p.Spec.Digest != "" {
+		return p.Spec.Repository + "@" + p.Spec.Digest
+	}
+	return p.Spec.Repository + ":" + p.Spec.Tag
+}
+
+// Read returns the pulls a work asks for, in order, each with the status its feedback carries.
+func Read(w *workv1.ManifestWork) ([]Pull, error) {
+	applied := meta.FindStatusCondition(w.Status.Conditions, workv1.WorkApplied)
+	current := applied != nil && applied.Status == metav1.ConditionTrue && applied.ObservedGeneration == w.Generation
+	var pulls []Pull
+	for i, m := range w.Spec.Workload.Manifests {
+		var obj v1alpha1.OCIPull
+		if err := json.Unmarshal(m.Raw, &obj); err != nil {
+			return nil, fmt.Errorf("work %s/%s manifest %d: %w", w.Namespace, w.Name, i, err)
+		}
+		if obj.Kind != "OCIPull" {
+			continue
+		}
+		p := Pull{Cluster: w.Namespace, Work: w.Name, Request: Request{Name: obj.Name, Spec: obj.Spec}}
+		if fb := feedbackOf(w, obj.Name); fb != nil {
+			var echo v1alpha1.OCIPullSpec
+			var generation int64
+			p.Status, echo, generation = decode(fb)
+			p.Fresh = current && echo == obj.Spec && generation != 0 && generation == p.Status.ObservedGeneration
+		}
+		pulls = append(pulls, p)
+	}
+	return pulls, nil
+}
+
+func feedbackOf(w *workv1.ManifestWork, name string) []workv1.FeedbackValue {
+	for _, m := range w.Status.ResourceStatus.Manifests {
+		r := m.ResourceMeta
+		if r.Group == v1alpha1.GroupVersion.Group && r.Kind == "OCIPull" && r.Name == name && r.Namespace == ocichain.Namespace {
+			return m.StatusFeedbacks.Values
+		}
+	}
+	return nil
+}
+
+// decode reads feedback values into a status, the spec they echo and the object's generation.
+func decode(values []workv1.FeedbackValue) (st v1alpha1.OCIPullStatus, echo v1alpha1.OCIPullSpec, generation int64) {
+	for _, v := range values {
+		s, n := "", int64(0)
+		if v.Value.String != nil {
+			s = *v.Value.String
+		}
+		if v.Value.Integer != nil {
+			n = *v.Value.Integer
+		}
+		switch v.Name {
+		case "workspace":
+			echo.Workspace = s
+		case "repository":
+			echo.Repository = s
+		case "tag":
+			echo.Tag = s
+		case "askedDigest":
+			echo.Digest = s
+		case "generation":
+			generation = n
+		case "observedGeneration":
+			st.ObservedGeneration = n
+		case "state":
+			st.State = v1alpha1.OCIPullState(s)
+		case "reason":
+			st.Reason = s
+		case "registry":
+			st.Registry = s
+		case "digest":
+			st.Digest = s
+		case "attempts":
+			st.Attempts = int32(min(n, 1<<31-1)) //nolint:gosec // bounded
+		case "nextRetry":
+			st.NextRetry = parseTime(s)
+		case "lastSuccess":
+			st.LastSuccess = parseTime(s)
+		case "message":
+			st.Message = s
+		case "route":
+			st.Route = s
+		}
+	}
+	return st, echo, generation
+}
+
+func parseTime(s string) *metav1.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return nil
+	}
+	return &metav1.Time{Time: t}
+}
+
+// Summary counts a cluster's pulls by state and names the registry of its latest pull.
+type Summary struct {
+	Pulled, Waiting, Failed, Unknown int32
+	// Active is the registry that served the latest of the pulls in state Pulled.
+	Active string
+	// LastPull is the latest success of any pull.
+	LastPull *metav1.Time
+}
+
+// Summarize counts pulls. A success counts for LastPull even when the status is not Fresh: it
+// happened, whatever is asked for now.
+func Summarize(pulls []Pull) Summary {
+	var s Summary
+	var active *metav1.Time
+	for _, p := range pulls {
+		last := p.Status.LastSuccess
+		switch p.State() {
+		case string(v1alpha1.OCIPullPulled):
+			s.Pulled++
+			if last != nil && (active == nil || last.After(active.Time)) {
+				active, s.Active = last, p.Status.Registry
+			}
+		case string(v1alpha1.OCIPullWaitingForArtifact):
+			s.Waiting++
+		case string(v1alpha1.OCIPullFailed):
+			s.Failed++
+		default:
+			s.Unknown++
+		}
+		if last != nil && (s.LastPull == nil || last.After(s.LastPull.Time)) {
+			s.LastPull = last
+		}
+	}
+	return s
+}
