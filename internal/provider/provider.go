@@ -218,6 +218,7 @@ func (p *fleetProvider) Resources(context.Context) []func() resource.Resource {
 func (p *fleetProvider) DataSources(context.Context) []func() datasource.DataSource {
 	return []func() datasource.DataSource{
 		newOCIChainDataSource,
+		newOCIPullStatusDataSource,
 		newOCIRoutingDataSource,
 	}
 }

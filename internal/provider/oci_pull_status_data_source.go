@@ -1,0 +1,331 @@
+package provider
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
+	workv1 "open-cluster-management.io/api/work/v1"
+
+	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
+	"github.com/umkim/terraform-provider-fleet/internal/hub"
+	"github.com/umkim/terraform-provider-fleet/internal/pullwork"
+)
+
+var _ datasource.DataSourceWithConfigure = &ociPullStatusDataSource{}
+
+func newOCIPullStatusDataSource() datasource.DataSource {
+	return &ociPullStatusDataSource{hubDataSource{typeName: "oci_pull_status"}}
+}
+
+// ociPullStatusDataSource shows what the workload clusters of a workspace report about the OCI
+// artifacts they were asked to pull: the pull works (internal/pullwork) in the clusters'
+// namespaces, with each cluster's route and chain from its ClusterOCIStorage.
+type ociPullStatusDataSource struct{ hubDataSource }
+
+type ociPullStatusModel struct {
+	Workspace            types.String    `tfsdk:"workspace"`
+	Cluster              types.String    `tfsdk:"cluster"`
+	Artifact             types.String    `tfsdk:"artifact"`
+	Pulls                []pullStatusRow `tfsdk:"pulls"`
+	Counts               pullCounts      `tfsdk:"counts"`
+	Clusters             types.Int64     `tfsdk:"clusters"`
+	ClustersWithoutPulls []string        `tfsdk:"clusters_without_pulls"`
+}
+
+type pullStatusRow struct {
+	Cluster     types.String `tfsdk:"cluster"`
+	Artifact    types.String `tfsdk:"artifact"`
+	Name        types.String `tfsdk:"name"`
+	Work        types.String `tfsdk:"work"`
+	Route       types.String `tfsdk:"route"`
+	Chain       []string     `tfsdk:"chain"`
+	State       types.String `tfsdk:"state"`
+	Reason      types.String `tfsdk:"reason"`
+	Registry    types.String `tfsdk:"registry"`
+	Digest      types.String `tfsdk:"digest"`
+	Attempts    types.Int64  `tfsdk:"attempts"`
+	NextRetry   types.String `tfsdk:"next_retry"`
+	LastSuccess types.String `tfsdk:"last_success"`
+	Message     types.String `tfsdk:"message"`
+}
+
+type pullCounts struct {
+	Pulled             types.Int64 `tfsdk:"pulled"`
+	WaitingForArtifact types.Int64 `tfsdk:"waiting_for_artifact"`
+	Failed             types.Int64 `tfsdk:"failed"`
+	Unknown            types.Int64 `tfsdk:"unknown"`
+}
+
+// manifestWorkKind is OCM's ManifestWork, which carries pulls to a cluster (in the cluster's
+// namespace on the hub) and brings their status back.
+var manifestWorkKind = hub.Kind{GroupVersionResource: workv1.SchemeGroupVersion.WithResource("manifestworks"), Kind: "ManifestWork"}
+
+var namespaceKind = hub.Kind{GroupVersionResource: k8sschema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, Kind: "Namespace"}
+
+func (d *ociPullStatusDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Whether the workload clusters of a workspace have pulled the OCI artifacts they were asked to pull — the answer to " +
+			"\"is version X of artifact Y on cluster Z yet, and if not, why not?\".\n\n" +
+			"A pull is an `OCIPull` object that a ManifestWork (labelled with the workspace and `app.kubernetes.io/component=oci-pull`, in " +
+			"the cluster's namespace on the hub) puts on a workload cluster. The `fleet-controller agent` there pulls the artifact through " +
+			"the cluster's registry chain into its cache, and Open Cluster Management's status feedback brings the pull's status back into " +
+			"the ManifestWork on the hub, where this data source reads it: one entry of `pulls` per cluster and artifact asked for. Each " +
+			"entry also shows the route and chain the cluster pulls through, as `fleet-controller hub` reports them in the cluster's " +
+			"ClusterOCIStorage (the same values as `fleet_oci_chain` shows with `resolved_by = \"controller\"`).\n\n" +
+			"A status is shown only when it answers what is asked now: when a pull's spec changed and the cluster has not reported on the " +
+			"new one yet, or the cluster's agents are down, the pull's `state` is `Unknown` — never `Failed` — and its other status fields " +
+			"are null. The data source needs `fleet-controller`'s CRDs on the hub (they come with its Helm chart); it reads ManifestWorks " +
+			"in every cluster namespace unless `cluster` is set, so it needs permission to list ManifestWorks across namespaces.",
+		Attributes: map[string]schema.Attribute{
+			"workspace": schema.StringAttribute{Required: true, MarkdownDescription: "Workspace (hub namespace) whose pulls to show."},
+			"cluster": schema.StringAttribute{Optional: true,
+				MarkdownDescription: "Show only the pulls of this cluster (the ManagedCluster's name, which is also its namespace on the hub). " +
+					"Unset: every cluster of the workspace."},
+			"artifact": schema.StringAttribute{Optional: true,
+				MarkdownDescription: "Show only the pulls of this artifact: a repository below the registries (e.g. `apps/web`), which matches every " +
+					"tag and digest of it, or exactly `repository:tag` or `repository@digest`. Unset: every artifact."},
+			"pulls": schema.ListNestedAttribute{
+				Computed: true,
+				MarkdownDescription: "The pulls asked of the clusters, sorted by cluster, then artifact. Empty when none matches `cluster` and " +
+					"`artifact`. A cluster of the workspace that was asked to pull nothing has no entry here; it is listed in `clusters_without_pulls`.",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"cluster":  schema.StringAttribute{Computed: true, MarkdownDescription: "The cluster asked to pull."},
+					"artifact": schema.StringAttribute{Computed: true, MarkdownDescription: "What is asked for, below the registries: `repository:tag`, or `repository@digest` when the pull names a digest."},
+					"name":     schema.StringAttribute{Computed: true, MarkdownDescription: "The OCIPull's name on the cluster (in namespace `fleet-system`)."},
+					"work":     schema.StringAttribute{Computed: true, MarkdownDescription: "The ManifestWork that carries the pull, as `<cluster namespace>/<name>`: where to look on the hub (`kubectl get manifestwork -n <cluster> <name> -o yaml`)."},
+					"route": schema.StringAttribute{Computed: true,
+						MarkdownDescription: "The route the cluster pulls through, from its ClusterOCIStorage; null when `fleet-controller hub` has not " +
+							"reported on the cluster (it is not running, has not handled it yet, or the cluster is not in the workspace) or no route matches the cluster."},
+					"chain": schema.ListAttribute{Computed: true, ElementType: types.StringType,
+						MarkdownDescription: "The registries the cluster tries, in order, as delivered to it (from its ClusterOCIStorage); empty when `route` is null."},
+					"state": schema.StringAttribute{Computed: true,
+						MarkdownDescription: "`Pulled` (the artifact is in the agent's cache), `WaitingForArtifact` (a registry of the chain lacks it and " +
+							"the agent waits for replication before it tries the next one), `Failed` (every registry of the chain failed; the agent " +
+							"retries at `next_retry`) or `Unknown`: no status has come back for what is asked now — the work is not applied yet, " +
+							"the agent has not handled the pull, or the pull changed since the cluster last reported."},
+					"reason": schema.StringAttribute{Computed: true,
+						MarkdownDescription: "Why the pull is in its state, as the agent classifies the last attempt, e.g. `NotFound` or `Unauthorized`; null when `state` is `Unknown` or the agent gave none."},
+					"registry": schema.StringAttribute{Computed: true,
+						MarkdownDescription: "The registry of the chain that served the artifact (`Pulled`), or that the agent is waiting for or tried last; null when `state` is `Unknown`."},
+					"digest": schema.StringAttribute{Computed: true,
+						MarkdownDescription: "The manifest digest the agent resolved and pulled, e.g. `sha256:…`; null when it has none or `state` is `Unknown`."},
+					"attempts": schema.Int64Attribute{Computed: true,
+						MarkdownDescription: "How many attempts the agent made at registries for this pull; null when `state` is `Unknown`."},
+					"next_retry": schema.StringAttribute{Computed: true,
+						MarkdownDescription: "When the agent tries again (RFC 3339), while waiting or after a failure; null when no retry is scheduled or `state` is `Unknown`."},
+					"last_success": schema.StringAttribute{Computed: true,
+						MarkdownDescription: "When the agent last pulled the artifact successfully (RFC 3339); null when it never has or `state` is `Unknown`."},
+					"message": schema.StringAttribute{Computed: true,
+						MarkdownDescription: "The agent's message about the last attempt, what to read when `state` is not `Pulled`; null when `state` is `Unknown` or the agent gave none."},
+				}},
+			},
+			"counts": schema.SingleNestedAttribute{
+				Computed:            true,
+				MarkdownDescription: "How many of `pulls` are in each state.",
+				Attributes: map[string]schema.Attribute{
+					"pulled":               schema.Int64Attribute{Computed: true, MarkdownDescription: "Pulls in state `Pulled`."},
+					"waiting_for_artifact": schema.Int64Attribute{Computed: true, MarkdownDescription: "Pulls in state `WaitingForArtifact`."},
+					"failed":               schema.Int64Attribute{Computed: true, MarkdownDescription: "Pulls in state `Failed`."},
+					"unknown":              schema.Int64Attribute{Computed: true, MarkdownDescription: "Pulls in state `Unknown`."},
+				},
+			},
+			"clusters": schema.Int64Attribute{Computed: true, MarkdownDescription: "How many clusters `pulls` covers."},
+			"clusters_without_pulls": schema.ListAttribute{Computed: true, ElementType: types.StringType,
+				MarkdownDescription: "Clusters of the workspace (those `fleet-controller hub` keeps a ClusterOCIStorage for) that match `cluster` " +
+					"but were asked for no pull that matches `artifact`, sorted: with `artifact` set, the clusters that were not asked for it. " +
+					"Empty when the controller has reported on no cluster of the workspace."},
+		},
+	}
+}
+
+func (d *ociPullStatusDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var m ociPullStatusModel
+	if resp.Diagnostics.Append(req.Config.Get(ctx, &m)...); resp.Diagnostics.HasError() {
+		return
+	}
+	if d.env == nil || d.env.Client == nil {
+		detail := "The provider has no hub connection."
+		if d.env != nil && d.env.ClientErr != nil {
+			detail = d.env.ClientErr.Error()
+		}
+		resp.Diagnostics.AddError("Hub not configured", detail)
+		return
+	}
+	ws, cluster, artifact := m.Workspace.ValueString(), m.Cluster.ValueString(), m.Artifact.ValueString()
+	// A workspace that does not exist would show no pulls, as if none were asked for: say so.
+	// Without the right to read namespaces the lists below still tell what they can.
+	if _, err := d.env.Client.Get(ctx, namespaceKind, "", ws); apierrors.IsNotFound(err) {
+		resp.Diagnostics.AddAttributeError(path.Root("workspace"), "Workspace not found",
+			fmt.Sprintf("Namespace %q does not exist on the hub, so it is no workspace. Check the name (and the provider's hub connection).", ws))
+		return
+	}
+	pulls, storages := loadPulls(ctx, d.env.Client.Live(), ws, cluster, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	rows, counts, clusters, idle := pullStatusRows(pulls, storages, cluster, artifact)
+	if cluster != "" && len(rows) == 0 && len(idle) == 0 {
+		resp.Diagnostics.AddAttributeWarning(path.Root("cluster"), "Cluster unknown to the workspace",
+			fmt.Sprintf("Cluster %q has neither pulls nor a ClusterOCIStorage in workspace %s: it is not a member of a ManagedClusterSet bound "+
+				"to the workspace, or fleet-controller hub has not handled it yet. Check the cluster's name.", cluster, ws))
+	}
+	var noStorage []string
+	for _, r := range rows {
+		if _, ok := storages[r.Cluster.ValueString()]; !ok && !slices.Contains(noStorage, r.Cluster.ValueString()) {
+			noStorage = append(noStorage, r.Cluster.ValueString())
+		}
+	}
+	if len(noStorage) > 0 {
+		resp.Diagnostics.AddWarning("Route and chain unknown",
+			fmt.Sprintf("fleet-controller hub reports no route for cluster(s) %s in workspace %s (no ClusterOCIStorage with a Ready condition): "+
+				"it is not running, has not handled them yet, or they are not members of a ManagedClusterSet bound to the workspace. "+
+				"Their pulls are shown with route and chain empty.", strings.Join(noStorage, ", "), ws))
+	}
+	m.Pulls, m.Counts, m.Clusters, m.ClustersWithoutPulls = rows, counts, types.Int64Value(int64(clusters)), idle
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// loadPulls reads the pulls of a workspace from its pull works (in cluster's namespace only, when
+// cluster is set, else in every namespace), and the controller's ClusterOCIStorage status of
+// each cluster. What the hub does not serve is an error that says what to install.
+func loadPulls(ctx context.Context, l hub.Lister, ws, cluster string, diags *diag.Diagnostics) ([]pullwork.Pull, map[string]v1alpha1.ClusterOCIStorageStatus) {
+	if _, served, err := listServed(ctx, l, clusterStorageKind, ws); err != nil {
+		diags.AddError("Cannot read the controller's view", fmt.Sprintf("Listing the ClusterOCIStorages of workspace %s failed: %v.", ws, err))
+		return nil, nil
+	} else if !served {
+		diags.AddError("fleet-controller's CRDs are not installed",
+			fmt.Sprintf("The hub does not serve ClusterOCIStorages (%s), where fleet-controller hub reports each cluster's route and chain. "+
+				"Install fleet-controller on the hub: its Helm chart (charts/fleet-controller) installs the CRDs of %s, "+
+				"or apply them alone with `kubectl apply -f config/crd/bases`.", clusterStorageKind.GroupVersionResource, v1alpha1.GroupVersion.Group))
+		return nil, nil
+	}
+	storages := deliveries(ctx, l, ws, diags)
+
+	selector := labels.SelectorFromSet(labels.Set{hub.WorkspaceLabel: ws, hub.ComponentLabel: pullwork.Component}).String()
+	where := "every namespace"
+	if cluster != "" {
+		where = "namespace " + cluster
+	}
+	items, err := l.List(ctx, manifestWorkKind, cluster, selector)
+	switch {
+	case errors.Is(err, hub.ErrKindNotServed) || apierrors.IsNotFound(err):
+		diags.AddError("Not an Open Cluster Management hub",
+			fmt.Sprintf("The hub does not serve ManifestWorks (%s), which carry pulls to the clusters and their status back: "+
+				"install Open Cluster Management's hub (clusteradm init), or point the provider at an OCM hub.", manifestWorkKind.GroupVersionResource))
+		return nil, nil
+	case apierrors.IsForbidden(err):
+		diags.AddError("Cannot read the pull works",
+			fmt.Sprintf("Listing the ManifestWorks of workspace %s in %s is forbidden: %v. Grant the provider's identity list on "+
+				"manifestworks.%s there, or set cluster to read one cluster's namespace only.", ws, where, err, manifestWorkKind.Group))
+		return nil, nil
+	case err != nil:
+		diags.AddError("Cannot read the pull works", fmt.Sprintf("Listing the ManifestWorks of workspace %s in %s failed: %v.", ws, where, err))
+		return nil, nil
+	}
+	var pulls []pullwork.Pull
+	for i := range items {
+		var w workv1.ManifestWork
+		err := runtime.DefaultUnstructuredConverter.FromUnstructured(items[i].Object, &w)
+		var p []pullwork.Pull
+		if err == nil {
+			p, err = pullwork.Read(&w)
+		}
+		if err != nil {
+			diags.AddWarning("Unreadable pull work on the hub", fmt.Sprintf("ManifestWork %s/%s: %v. Its pulls are left out.", items[i].GetNamespace(), items[i].GetName(), err))
+			continue
+		}
+		pulls = append(pulls, p...)
+	}
+	return pulls, storages
+}
+
+// pullStatusRows maps pulls to the data source's rows, sorted by cluster, artifact, then name
+// and work, keeping those of cluster and artifact (each "" for all), and counts them by state.
+// clusters is how many clusters the rows cover; idle are the clusters with a ClusterOCIStorage
+// (storages) that match cluster and have no row.
+func pullStatusRows(pulls []pullwork.Pull, storages map[string]v1alpha1.ClusterOCIStorageStatus, cluster, artifact string) (rows []pullStatusRow, counts pullCounts, clusters int, idle []string) {
+	var n [4]int64
+	seen := map[string]bool{}
+	kept := []pullwork.Pull{}
+	for _, p := range pulls {
+		if (cluster == "" || p.Cluster == cluster) && matchesArtifact(p.Spec, artifact) {
+			kept = append(kept, p)
+		}
+	}
+	sort.SliceStable(kept, func(i, j int) bool {
+		a, b := kept[i], kept[j]
+		return cmp.Or(cmp.Compare(a.Cluster, b.Cluster), cmp.Compare(a.Artifact(), b.Artifact()), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Work, b.Work)) < 0
+	})
+	rows = []pullStatusRow{}
+	for _, p := range kept {
+		st, fresh := p.Status, p.State() != pullwork.Unknown
+		r := pullStatusRow{
+			Cluster: types.StringValue(p.Cluster), Artifact: types.StringValue(p.Artifact()), Name: types.StringValue(p.Name),
+			Work: types.StringValue(p.Cluster + "/" + p.Work), State: types.StringValue(p.State()),
+			Route: types.StringNull(), Chain: []string{},
+			Reason: types.StringNull(), Registry: types.StringNull(), Digest: types.StringNull(), Attempts: types.Int64Null(),
+			NextRetry: types.StringNull(), LastSuccess: types.StringNull(), Message: types.StringNull(),
+		}
+		if s, ok := storages[p.Cluster]; ok {
+			r.Route, r.Chain = optionalString(s.Route), nonNil(slices.Clone(s.Chain))
+		}
+		if fresh {
+			r.Reason, r.Registry, r.Digest, r.Message = optionalString(st.Reason), optionalString(st.Registry), optionalString(st.Digest), optionalString(st.Message)
+			r.Attempts = types.Int64Value(int64(st.Attempts))
+			r.NextRetry, r.LastSuccess = rfc3339(st.NextRetry), rfc3339(st.LastSuccess)
+		}
+		switch p.State() {
+		case string(v1alpha1.OCIPullPulled):
+			n[0]++
+		case string(v1alpha1.OCIPullWaitingForArtifact):
+			n[1]++
+		case string(v1alpha1.OCIPullFailed):
+			n[2]++
+		default:
+			n[3]++
+		}
+		seen[p.Cluster] = true
+		rows = append(rows, r)
+	}
+	counts = pullCounts{Pulled: types.Int64Value(n[0]), WaitingForArtifact: types.Int64Value(n[1]), Failed: types.Int64Value(n[2]), Unknown: types.Int64Value(n[3])}
+	idle = []string{}
+	for c := range storages {
+		if (cluster == "" || c == cluster) && !seen[c] {
+			idle = append(idle, c)
+		}
+	}
+	slices.Sort(idle)
+	return rows, counts, len(seen), idle
+}
+
+// matchesArtifact tells whether a pull's spec is the artifact filter's: "" matches every pull, a
+// repository every tag and digest of it, repository:tag and repository@digest exactly.
+func matchesArtifact(s v1alpha1.OCIPullSpec, artifact string) bool {
+	return artifact == "" || artifact == s.Repository ||
+		s.Tag != "" && artifact == s.Repository+":"+s.Tag ||
+		s.Digest != "" && artifact == s.Repository+"@"+s.Digest
+}
+
+// rfc3339 is t in RFC 3339 (UTC), or null.
+func rfc3339(t *metav1.Time) types.String {
+	if t == nil || t.IsZero() {
+		return types.StringNull()
+	}
+	return types.StringValue(t.UTC().Format(time.RFC3339))
+}
