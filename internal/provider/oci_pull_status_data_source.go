@@ -43,7 +43,7 @@ type ociPullStatusModel struct {
 	Cluster              types.String    `tfsdk:"cluster"`
 	Artifact             types.String    `tfsdk:"artifact"`
 	Pulls                []pullStatusRow `tfsdk:"pulls"`
-	Counts               pullCounts      `tfsdk:"counts"`
+	Counts               *pullCounts     `tfsdk:"counts"`
 	Clusters             types.Int64     `tfsdk:"clusters"`
 	ClustersWithoutPulls []string        `tfsdk:"clusters_without_pulls"`
 }
@@ -197,7 +197,7 @@ func (d *ociPullStatusDataSource) Read(ctx context.Context, req datasource.ReadR
 				"it is not running, has not handled them yet, or they are not members of a ManagedClusterSet bound to the workspace. "+
 				"Their pulls are shown with route and chain empty.", strings.Join(noStorage, ", "), ws))
 	}
-	m.Pulls, m.Counts, m.Clusters, m.ClustersWithoutPulls = rows, counts, types.Int64Value(int64(clusters)), idle
+	m.Pulls, m.Counts, m.Clusters, m.ClustersWithoutPulls = rows, &counts, types.Int64Value(int64(clusters)), idle
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 

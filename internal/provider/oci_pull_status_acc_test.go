@@ -1,0 +1,234 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	workv1 "open-cluster-management.io/api/work/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
+	"github.com/umkim/terraform-provider-fleet/internal/agent"
+	"github.com/umkim/terraform-provider-fleet/internal/controller"
+	"github.com/umkim/terraform-provider-fleet/internal/manager"
+	"github.com/umkim/terraform-provider-fleet/internal/puller"
+	"github.com/umkim/terraform-provider-fleet/internal/pullwork"
+	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
+	"github.com/umkim/terraform-provider-fleet/internal/testbed"
+	"github.com/umkim/terraform-provider-fleet/internal/testkit"
+)
+
+// TestAccDataSourceOCIPullStatus_fleet runs the whole pull path and reads it back with
+// fleet_oci_pull_status: one workload cluster registered with the suite's hub (its own
+// kube-apiserver and etcd, OCM's real work agent), the hub controller's routing and pull-status
+// reconcilers and `fleet-controller agent` on the cluster (both in-process), a real registry
+// with an artifact pushed, its registry Secret and a route for the cluster. The chain reaches
+// the cluster in the controller's ManifestWork; a pull work asks for the artifact; the agent
+// pulls it and the work's status feedback brings its status to the hub, where the data source
+// must show it Pulled from that registry with the digest pushed.
+func TestAccDataSourceOCIPullStatus_fleet(t *testing.T) {
+	begin := time.Now()
+	hubCfg := testRESTConfig(t)
+	kube := testHub(t)
+	ws := testWorkspace(t, kube)
+	f := newHubFixtures(t, ws)
+	f.ClusterSet("fleet")
+	cluster := f.Cluster("edge", "fleet", map[string]string{"region": "eu"})
+	hc, err := client.New(hubCfg, client.Options{Scheme: controller.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Runs after the fleet stopped (cleanups run last first): the cluster's namespace, whose
+	// works keep the stopped agent's finalizers.
+	t.Cleanup(func() { removeClusterNamespace(t, hc, cluster) })
+
+	reg := testbed.StartRegistryT(t, testbed.RegistryOptions{Username: "pusher", Password: "push-s3cret", Users: map[string]string{"puller": "pull-s3cret"}})
+	pushed := reg.PushT(t, "fleet/apps/web", "v1", []byte("the web app, v1"))
+	secret := testkit.RegistrySecret(ws, "source", registrysecret.RoleSource, registrysecret.Registry{
+		Reference: reg.Reference("fleet"), BasicHTTP: true, Username: reg.Username, Password: reg.Password,
+		AgentUsername: "puller", AgentPassword: "pull-s3cret",
+	})
+	if err := hc.Create(t.Context(), secret); err != nil {
+		t.Fatal(err)
+	}
+	f.Route("edge", map[string]any{"priority": 10, "clusterNames": []any{cluster}, "registries": []any{"source"}})
+
+	// The cluster joins the suite's hub: StartFleet leaves a hub it is given running.
+	fleet := testbed.StartFleetT(t, testbed.FleetOptions{ClusterNames: []string{cluster}, StatusSyncInterval: time.Second,
+		Hub: &testbed.Hub{Kubeconfig: os.Getenv("KUBE_CONFIG_PATH"), Config: hubCfg}})
+	t.Logf("registry and workload cluster %s up in %v", cluster, time.Since(begin).Round(time.Millisecond))
+	spoke := fleet.Cluster(cluster)
+
+	logs := runPullStatusController(t, ws, cluster)
+	am, err := agent.NewManager(spoke.Config, agent.Options{
+		Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, CacheDir: t.TempDir(),
+		AttemptTimeout: 10 * time.Second, RetryFailed: 2 * time.Second, Backoff: puller.Backoff{Initial: 300 * time.Millisecond, Max: time.Second},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.Run(t, am)
+
+	w, err := pullwork.New(cluster, "pull-web", ws, pullwork.Request{Name: "web", Spec: v1alpha1.OCIPullSpec{Repository: "apps/web", Tag: "v1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hc.Create(t.Context(), w); err != nil {
+		t.Fatal(err)
+	}
+	pulledAt := time.Now()
+	var storage v1alpha1.ClusterOCIStorage
+	testkit.Eventually(t, 2*time.Minute, "the pull reported Pulled on the cluster's ClusterOCIStorage", func() error {
+		if err := hc.Get(t.Context(), client.ObjectKey{Namespace: ws, Name: cluster}, &storage); err != nil {
+			return err
+		}
+		if st := storage.Status; meta.FindStatusCondition(st.Conditions, v1alpha1.ReadyCondition) == nil || st.Pulled != 1 {
+			return fmt.Errorf("status %+v", st)
+		}
+		return nil
+	}, spoke.AgentLog, logs.String)
+	t.Logf("pulled and reported to the hub %v after the pull work was created (%v since the test began)",
+		time.Since(pulledAt).Round(time.Millisecond), time.Since(begin).Round(time.Millisecond))
+
+	const all, one, none = "data.fleet_oci_pull_status.all", "data.fleet_oci_pull_status.one", "data.fleet_oci_pull_status.none"
+	cfg := fmt.Sprintf(`
+data "fleet_oci_pull_status" "all" {
+  workspace = %[1]q
+}
+
+data "fleet_oci_pull_status" "one" {
+  workspace = %[1]q
+  cluster   = %[2]q
+  artifact  = "apps/web"
+}
+
+data "fleet_oci_pull_status" "none" {
+  workspace = %[1]q
+  artifact  = "apps/web:v2"
+}
+`, ws, cluster)
+	pulled := func(addr string) resource.TestCheckFunc {
+		return resource.ComposeAggregateTestCheckFunc(
+			resource.TestCheckResourceAttr(addr, "pulls.#", "1"),
+			resource.TestCheckResourceAttr(addr, "pulls.0.cluster", cluster),
+			resource.TestCheckResourceAttr(addr, "pulls.0.artifact", "apps/web:v1"),
+			resource.TestCheckResourceAttr(addr, "pulls.0.name", "web"),
+			resource.TestCheckResourceAttr(addr, "pulls.0.work", cluster+"/pull-web"),
+			resource.TestCheckResourceAttr(addr, "pulls.0.route", "edge"),
+			resource.TestCheckResourceAttr(addr, "pulls.0.chain.#", "1"),
+			resource.TestCheckResourceAttr(addr, "pulls.0.chain.0", "source"),
+			resource.TestCheckResourceAttr(addr, "pulls.0.state", "Pulled"),
+			resource.TestCheckResourceAttr(addr, "pulls.0.registry", "source"),
+			resource.TestCheckResourceAttr(addr, "pulls.0.digest", pushed.Digest.String()),
+			resource.TestCheckResourceAttrSet(addr, "pulls.0.attempts"),
+			resource.TestCheckResourceAttrWith(addr, "pulls.0.last_success", func(v string) error {
+				ts, err := time.Parse(time.RFC3339, v)
+				if err != nil || ts.Before(begin.Add(-time.Minute)) || ts.After(time.Now().Add(time.Minute)) {
+					return fmt.Errorf("last_success %q: want an RFC 3339 time during the test (%v)", v, err)
+				}
+				return nil
+			}),
+			resource.TestCheckNoResourceAttr(addr, "pulls.0.next_retry"),
+			resource.TestCheckResourceAttr(addr, "counts.pulled", "1"),
+			resource.TestCheckResourceAttr(addr, "counts.waiting_for_artifact", "0"),
+			resource.TestCheckResourceAttr(addr, "counts.failed", "0"),
+			resource.TestCheckResourceAttr(addr, "counts.unknown", "0"),
+			resource.TestCheckResourceAttr(addr, "clusters", "1"),
+			resource.TestCheckResourceAttr(addr, "clusters_without_pulls.#", "0"),
+		)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Providers,
+		Steps: []resource.TestStep{
+			{
+				Config: cfg,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					pulled(all),
+					pulled(one),
+					// A version nobody asked for: no pulls, and the cluster among those not asked.
+					resource.TestCheckResourceAttr(none, "pulls.#", "0"),
+					resource.TestCheckResourceAttr(none, "counts.pulled", "0"),
+					resource.TestCheckResourceAttr(none, "counts.unknown", "0"),
+					resource.TestCheckResourceAttr(none, "clusters", "0"),
+					resource.TestCheckResourceAttr(none, "clusters_without_pulls.#", "1"),
+					resource.TestCheckResourceAttr(none, "clusters_without_pulls.0", cluster),
+				),
+			},
+			{
+				Config:      fmt.Sprintf("data \"fleet_oci_pull_status\" \"x\" {\n  workspace = %q\n}\n", ws+"-missing"),
+				ExpectError: expectError("Workspace not found", fmt.Sprintf("Namespace %q does not exist on the hub", ws+"-missing")),
+			},
+		},
+	})
+	t.Logf("TestAccDataSourceOCIPullStatus_fleet: %v in all", time.Since(begin).Round(time.Millisecond))
+}
+
+// runPullStatusController runs `fleet-controller hub`'s routing and pull-status reconcilers
+// in-process until the test ends, their cache narrowed to the workspace and the cluster's
+// namespace so that they leave the other tests' workspaces alone. It returns their log.
+func runPullStatusController(t *testing.T, ws, cluster string) *syncBuffer {
+	t.Helper()
+	logs := &syncBuffer{}
+	opts := controller.CacheOptions()
+	opts.DefaultNamespaces = map[string]cache.Config{ws: {}, cluster: {}}
+	mgr, err := ctrl.NewManager(testRESTConfig(t), ctrl.Options{
+		Scheme: controller.Scheme(), Cache: opts,
+		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+		Logger:     zap.New(zap.WriteTo(logs)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := controller.Setup(mgr, []string{"routing", "pull-status"}, controller.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Run(t, mgr)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("controller log:\n%s", logs.String())
+		}
+	})
+	return logs
+}
+
+// removeClusterNamespace deletes a test cluster's namespace on the shared hub once its agent is
+// gone, releasing the works the agent can no longer finalize.
+func removeClusterNamespace(t *testing.T, c client.Client, ns string) {
+	ctx := context.Background()
+	var works workv1.ManifestWorkList
+	if err := c.List(ctx, &works, client.InNamespace(ns)); err != nil {
+		t.Errorf("clean up the works of %s: %v", ns, err)
+		return
+	}
+	for i := range works.Items {
+		w := &works.Items[i]
+		if len(w.Finalizers) == 0 {
+			continue
+		}
+		patch := client.MergeFrom(w.DeepCopy())
+		w.Finalizers = nil
+		if err := c.Patch(ctx, w, patch); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("clean up work %s/%s: %v", ns, w.Name, err)
+		}
+	}
+	err := c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	if err != nil && !apierrors.IsNotFound(err) && !errors.Is(err, context.Canceled) {
+		t.Errorf("clean up namespace %s: %v", ns, err)
+	}
+}
