@@ -105,6 +105,12 @@ type OCIPullStatus struct {
 	// +optional
 	Message string `json:"message,omitempty"`
 
+	// Failovers are the registries of the chain this pull gave up on, in order, each with the
+	// class of its failure: why a later registry served, or why the pull failed.
+	// +optional
+	// +listType=atomic
+	Failovers []Failover `json:"failovers,omitempty"`
+
 	// Route is the hub route whose chain the pull used.
 	// +optional
 	Route string `json:"route,omitempty"`
@@ -115,6 +121,15 @@ type OCIPullStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// Failover is a registry a pull gave up on.
+type Failover struct {
+	// Registry is the registry's name in the chain.
+	Registry string `json:"registry"`
+	// Reason is the failure class: Unauthorized, TLS, Unreachable, NotFound (after the
+	// replication wait) or IntegrityMismatch.
+	Reason string `json:"reason"`
 }
 
 // OCIPull asks the agent on a workload cluster to pull an OCI artifact into its content-addressed

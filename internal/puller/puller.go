@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -275,6 +276,8 @@ type Cursor struct {
 	WaitingSince *time.Time `json:"waitingSince,omitempty"`
 	// Done is set once the artifact is pulled or every registry has failed.
 	Done bool `json:"done,omitempty"`
+	// Failures are the registries this pull gave up on, in chain order.
+	Failures []Failure `json:"failures,omitempty"`
 }
 
 // Step makes one attempt at the current registry and returns the new cursor and how long to wait
@@ -333,6 +336,7 @@ func (p *Puller) Step(ctx context.Context, a Artifact, c Cursor) (Cursor, time.D
 		}
 	}
 	next.Status.State = Failed
+	next.Failures = append(slices.Clip(next.Failures), Failure{Registry: t.Name, Class: class, Message: next.Status.Message, Source: t.source})
 	next.Index++
 	next.WaitingSince = nil
 	next.Done = next.Index == len(p.chain)
@@ -342,25 +346,18 @@ func (p *Puller) Step(ctx context.Context, a Artifact, c Cursor) (Cursor, time.D
 // Pull pulls a through the chain, waiting between attempts as Step says, and returns the final
 // status. The error is an *Error when every registry failed.
 func (p *Puller) Pull(ctx context.Context, a Artifact) (Status, error) {
-	var (
-		c        Cursor
-		failures []Failure
-	)
+	var c Cursor
 	for {
 		next, wait, err := p.Step(ctx, a, c)
 		if err != nil {
 			return c.Status, err
-		}
-		if next.Index > c.Index {
-			failures = append(failures, Failure{Registry: next.Status.Registry, Class: next.Status.Reason, Message: next.Status.Message,
-				Source: p.chain[c.Index].source})
 		}
 		c = next
 		if c.Done {
 			if c.Status.State == Pulled {
 				return c.Status, nil
 			}
-			return c.Status, &Error{Artifact: a, Failures: failures}
+			return c.Status, &Error{Artifact: a, Failures: c.Failures}
 		}
 		if wait > 0 {
 			select {

@@ -159,12 +159,12 @@ type Error struct {
 
 // Failure is why one registry of the chain was given up.
 type Failure struct {
-	Registry string
-	Class    Class
-	Message  string
+	Registry string `json:"registry"`
+	Class    Class  `json:"class"`
+	Message  string `json:"message,omitempty"`
 	// Source is set when the registry is the chain's source, where content is pushed rather
 	// than replicated to.
-	Source bool
+	Source bool `json:"source,omitempty"`
 }
 
 func (e *Error) Error() string {

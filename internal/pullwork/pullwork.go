@@ -47,6 +47,9 @@ var feedbackPaths = []workv1.JsonPath{
 	{Name: "lastSuccess", Path: ".status.lastSuccess"},
 	{Name: "message", Path: ".status.message"},
 	{Name: "route", Path: ".status.route"},
+	// A list: it comes back only where the work agent runs with the RawFeedbackJsonString
+	// feature gate; the scalars come back either way.
+	{Name: "failovers", Path: ".status.failovers"},
 }
 
 // Request is one artifact to pull on a cluster: the OCIPull's name in fleet-system and its spec.
@@ -192,6 +195,10 @@ func decode(values []workv1.FeedbackValue) (st v1alpha1.OCIPullStatus, echo v1al
 			st.Message = s
 		case "route":
 			st.Route = s
+		case "failovers":
+			if v.Value.JsonRaw != nil {
+				_ = json.Unmarshal([]byte(*v.Value.JsonRaw), &st.Failovers) // a bad list is no list
+			}
 		}
 	}
 	return st, echo, generation

@@ -38,6 +38,8 @@ func reported(r Request, gen, observed int64, state, registry, lastSuccess strin
 	if lastSuccess != "" {
 		values = append(values, str("lastSuccess", lastSuccess))
 	}
+	raw := `[{"registry":"mirror-eu","reason":"Unauthorized"}]`
+	values = append(values, workv1.FeedbackValue{Name: "failovers", Value: workv1.FieldValue{Type: workv1.JsonRaw, JsonRaw: &raw}})
 	return workv1.ManifestCondition{
 		ResourceMeta:    workv1.ManifestResourceMeta{Group: "fleet.umkim.io", Kind: "OCIPull", Resource: "ocipulls", Name: r.Name, Namespace: "fleet-system"},
 		StatusFeedbacks: workv1.StatusFeedbackResult{Values: values},
@@ -123,6 +125,9 @@ func TestReadTrustsOnlyCurrentFeedback(t *testing.T) {
 	}
 	pulls, _ := Read(work(t, 2, 2, reported(web, 3, 3, "Pulled", "mirror", "2026-11-30T09:00:00Z"), reported(db, 1, 1, "Failed", "source", "")))
 	st := pulls[0].Status
+	if len(st.Failovers) != 1 || st.Failovers[0] != (v1alpha1.Failover{Registry: "mirror-eu", Reason: "Unauthorized"}) {
+		t.Errorf("failovers %+v", st.Failovers)
+	}
 	if st.Registry != "mirror" || st.Digest != "sha256:abcd" || st.Attempts != 2 || st.Route != "eu" ||
 		!st.NextRetry.Time.Equal(time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)) || !st.LastSuccess.Time.Equal(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)) {
 		t.Errorf("decoded status %+v", st)
