@@ -117,7 +117,7 @@ func (d *ociPullStatusDataSource) Schema(_ context.Context, _ datasource.SchemaR
 					"state": schema.StringAttribute{Computed: true,
 						MarkdownDescription: "`Pulled` (the artifact is in the agent's cache), `WaitingForArtifact` (a registry of the chain lacks it and " +
 							"the agent waits for replication before it tries the next one), `Failed` (every registry of the chain failed; the agent " +
-							"retries at `next_retry`) or `Unknown`: no status has come back for what is asked now — the work is not applied yet, " +
+							"starts over after its `--retry-failed` period, a minute by default) or `Unknown`: no status has come back for what is asked now — the work is not applied yet, " +
 							"the agent has not handled the pull, or the pull changed since the cluster last reported."},
 					"reason": schema.StringAttribute{Computed: true,
 						MarkdownDescription: "Why the pull is in its state, as the agent classifies the last attempt, e.g. `NotFound` or `Unauthorized`; null when `state` is `Unknown` or the agent gave none."},
@@ -128,7 +128,7 @@ func (d *ociPullStatusDataSource) Schema(_ context.Context, _ datasource.SchemaR
 					"attempts": schema.Int64Attribute{Computed: true,
 						MarkdownDescription: "How many attempts the agent made at registries for this pull; null when `state` is `Unknown`."},
 					"next_retry": schema.StringAttribute{Computed: true,
-						MarkdownDescription: "When the agent tries again (RFC 3339), while waiting or after a failure; null when no retry is scheduled or `state` is `Unknown`."},
+						MarkdownDescription: "When the agent next asks `registry` for the artifact (RFC 3339) while `state` is `WaitingForArtifact`; null in the other states."},
 					"last_success": schema.StringAttribute{Computed: true,
 						MarkdownDescription: "When the agent last pulled the artifact successfully (RFC 3339); null when it never has or `state` is `Unknown`."},
 					"message": schema.StringAttribute{Computed: true,

@@ -39,8 +39,9 @@ func TestPullStatusRows(t *testing.T) {
 	}
 	pulls := []pullwork.Pull{
 		pull("us", "web", "apps/web", "v1", "", &v1alpha1.OCIPullStatus{State: v1alpha1.OCIPullFailed, Reason: "Unauthorized", Registry: "source",
-			Attempts: 3, NextRetry: at("2026-11-30T10:05:00+01:00"), Message: "every registry failed"}),
-		pull("eu", "web-v2", "apps/web", "v2", "", &v1alpha1.OCIPullStatus{State: v1alpha1.OCIPullWaitingForArtifact, Reason: "NotFound", Registry: "mirror", Attempts: 1}),
+			Attempts: 3, Message: "every registry failed"}),
+		pull("eu", "web-v2", "apps/web", "v2", "", &v1alpha1.OCIPullStatus{State: v1alpha1.OCIPullWaitingForArtifact, Reason: "NotFound", Registry: "mirror",
+			Attempts: 1, NextRetry: at("2026-11-30T10:05:00+01:00")}),
 		pull("eu", "web", "apps/web", "v1", "", &v1alpha1.OCIPullStatus{State: v1alpha1.OCIPullPulled, Registry: "mirror", Digest: "sha256:aaa",
 			Attempts: 1, LastSuccess: at("2026-11-30T09:00:00Z")}),
 		pull("eu", "db", "apps/db", "", "sha256:bbb", nil), // no status yet
@@ -113,7 +114,8 @@ func TestPullStatusRows(t *testing.T) {
 		attempts                                                            types.Int64
 	}{
 		{"eu apps/web:v1", "web", "eu/pulls", "eu", "", "mirror", "sha256:aaa", "", "2026-11-30T09:00:00Z", "", "mirror,source", types.Int64Value(1)},
-		{"us apps/web:v1", "web", "us/pulls", "fallback", "Unauthorized", "source", "", "2026-11-30T09:05:00Z", "", "every registry failed", "source", types.Int64Value(3)},
+		{"us apps/web:v1", "web", "us/pulls", "fallback", "Unauthorized", "source", "", "", "", "every registry failed", "source", types.Int64Value(3)},
+		{"eu apps/web:v2", "web-v2", "eu/pulls", "eu", "NotFound", "mirror", "", "2026-11-30T09:05:00Z", "", "", "mirror,source", types.Int64Value(1)},
 		{"eu apps/cfg:v3", "cfg", "eu/more", "eu", "", "", "", "", "", "", "mirror,source", types.Int64Null()},
 	} {
 		r, ok := byKey[tc.key]
