@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
@@ -40,8 +41,18 @@ const (
 	mirrorPush = "push-mirror-s3cret"
 )
 
+// TestMain discards the controllers' logs: the tests assert on objects. FLEET_E2E_LOG=<file>
+// writes them to the file instead, to debug a failure.
 func TestMain(m *testing.M) {
-	ctrl.SetLogger(logr.Discard()) // the tests assert on objects, not on the controller's logs
+	log := logr.Discard()
+	if path := os.Getenv("FLEET_E2E_LOG"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			panic(err)
+		}
+		log = zap.New(zap.WriteTo(f), zap.UseDevMode(true))
+	}
+	ctrl.SetLogger(log)
 	os.Exit(m.Run())
 }
 
@@ -88,7 +99,7 @@ func TestChainDeliveredToClusters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runManager(t, hub)
+	runManager(t, hub, "routing")
 	spokes := map[string]client.Client{}
 	for _, cl := range f.Clusters {
 		if spokes[cl.Name], err = cl.Client(); err != nil {
@@ -304,10 +315,11 @@ func updateRoute(t *testing.T, ctx context.Context, c client.Client, ws, name st
 
 // runManager runs fleet-controller's hub manager (the routing controller) in-process until the
 // test ends.
-func runManager(t *testing.T, h *testbed.Hub) {
+// runManager runs the named reconcilers of fleet-controller hub on h until the test ends.
+func runManager(t *testing.T, h *testbed.Hub, controllers string) {
 	t.Helper()
 	mgr, err := controller.NewHubManager(h.Config, controller.HubOptions{
-		Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, Controllers: "routing", QPS: 500, Burst: 1000,
+		Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, Controllers: controllers, QPS: 500, Burst: 1000,
 	})
 	if err != nil {
 		t.Fatal(err)
