@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Starts bin/fleet-controller hub against the local hub (.hub/kubeconfig) in the background and
-# waits until it is ready. State lives in .hub/: controller.pid, controller.log and
-# controller.metrics (the address of its /metrics). hack/hub-down.sh stops it with the hub.
+# Starts bin/fleet-controller hub against the local hub (.hub/kubeconfig, or the local fleet's
+# hub with HUB_DIR=.fleet) in the background and waits until it is ready. State lives in that
+# folder: controller.pid, controller.log and controller.metrics (the address of its /metrics).
+# hack/hub-down.sh or hack/fleet-down.sh stops it with the hub (hack/controller-down.sh).
 # Idempotent: a controller that is already running is left alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-hub=.hub
-[[ -f $hub/kubeconfig ]] || { echo "no local hub: run make hub-up first" >&2; exit 1; }
+hub=${HUB_DIR:-.hub}
+[[ -f $hub/kubeconfig ]] || { echo "no local hub in $hub: run make hub-up (or make fleet-up with HUB_DIR=.fleet) first" >&2; exit 1; }
 if [[ -f $hub/controller.pid ]] && kill -0 "$(cat "$hub/controller.pid")" 2>/dev/null; then
   echo "fleet-controller hub already running (pid $(cat "$hub/controller.pid"))"
   exit 0

@@ -1,23 +1,30 @@
 #!/usr/bin/env bash
-# make demo: start the local hub and fleet-controller hub on it, seed it with sample edge clusters,
-# apply examples/quickstart with OpenTofu and the provider built in bin/, show what landed on the
-# hub and what the controller made of it, plan a route that an earlier route shadows to show the
-# plan-time warning, then apply one that moves a cluster and show the controller moving it. The hub
-# and the controller keep running so you can explore them; `make hub-down` stops both and removes
-# .hub/ (the demo's state included).
+# make demo: start the local fleet (a hub and two workload clusters, eu-01 and us-01, each with
+# OCM's work agent and fleet-controller agent, plus two OCI registries on 127.0.0.1, source and
+# mirror) and fleet-controller hub on its hub; seed it with sample edge clusters; apply
+# examples/quickstart with OpenTofu and the provider built in bin/, show what landed on the hub
+# and what the controller made of it, plan a route that an earlier route shadows to show the
+# plan-time warning, then apply one that moves a cluster and show the controller moving it.
+# Then the pull story on eu-01 (examples/local-fleet): an artifact pushed to the source only
+# waits for replication to the mirror, is pulled from the mirror once copied, and when the mirror
+# stops the next pull fails over to the source; each step as fleet_oci_pull_status and kubectl
+# show it. The fleet and the controller keep running so you can explore them; `make fleet-down`
+# stops them and removes .fleet/ (the demo's state included).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+fleet=.fleet
 
-hack/hub-up.sh
-export KUBE_CONFIG_PATH=$root/.hub/kubeconfig
-go run ./hack/demohub -hub "$KUBE_CONFIG_PATH" seed
-hack/controller-up.sh
+hack/fleet-down.sh >/dev/null # a fresh fleet: the story needs its registries and agents
+FLEET_REGISTRIES=source,mirror FLEET_AGENT=$root/bin/fleet-controller FLEET_AGENT_ARGS="--backoff-max 2s" FLEET_SYNC=1s \
+  hack/fleet-up.sh
+export KUBE_CONFIG_PATH=$root/$fleet/kubeconfig
+HUB_DIR=$fleet hack/controller-up.sh
 
 # Use the provider from bin/ instead of a registry download (OpenTofu and Terraform addresses).
 # There is no `tofu init`: the provider is not published, so init would fail looking it up in the
 # registry, while plan and apply start it from bin/ under dev_overrides.
-work=$root/.hub/demo
+work=$root/$fleet/demo
 mkdir -p "$work"
 cp examples/quickstart/*.tf "$work/"
 cat >"$work/dev.tfrc" <<RC
@@ -56,13 +63,64 @@ echo "== tofu apply -var staging_route_priority=5: the controller moves eu-stagi
 (cd "$work" && "$root/bin/tofu" apply -auto-approve -input=false -no-color -var staging_route_priority=5 | grep -E '^(Apply complete|fleet_oci_route)')
 go run ./hack/demohub -hub "$KUBE_CONFIG_PATH" status | grep -E '^(OCI STORAGE ROUTE|eu-staging|CLUSTER OCI STORAGE|eu-)'
 echo "controller writes so far (fleet_hub_writes_total):"
-curl -fsS "http://$(cat .hub/controller.metrics)/metrics" | grep '^fleet_hub_writes_total' || true
+curl -fsS "http://$(cat $fleet/controller.metrics)/metrics" | grep '^fleet_hub_writes_total' || true
+
+# ---------------------------------------------------------------------------------------------
+# The pull story on eu-01.
+hubctl() { bin/kubectl --kubeconfig "$fleet/kubeconfig" "$@"; }
+euctl() { bin/kubectl --kubeconfig "$fleet/eu-01.kubeconfig" "$@"; }
+demohub() { go run ./hack/demohub -hub "$KUBE_CONFIG_PATH" -registries "$fleet/registries.json" "$@"; }
+story=$root/$fleet/story
+mkdir -p "$story"
+cp examples/local-fleet/*.tf "$story/"
+eval "$(demohub tfvars)" # the registries' addresses and passwords, as TF_VAR_ variables
+# show prints eu-01's pulls as fleet_oci_pull_status and kubectl see them.
+show() {
+  (cd "$story" && "$root/bin/tofu" apply -refresh-only -auto-approve -input=false -no-color | sed -n '/^Outputs:/,$p')
+  echo "-- kubectl on eu-01: the OCIPull the work carried, its status written by fleet-controller agent"
+  euctl -n fleet-system get ocipulls -o wide
+  echo "-- kubectl on the hub: eu-01's ClusterOCIStorage, the pull-status reconciler's summary"
+  hubctl -n fleet-default get clusterocistorages eu-01 -o wide
+}
+# await waits until the hub's summary of eu-01 says JSONPath $1 is $2.
+await() {
+  for ((i = 0; i < 120; i++)); do
+    [[ "$(hubctl -n fleet-default get clusterocistorages eu-01 -o "jsonpath=$1")" == "$2" ]] && return 0
+    sleep 0.5
+  done
+  echo "eu-01's ClusterOCIStorage: $1 is not $2 after 60s" >&2
+  euctl -n fleet-system get ocipulls -o yaml >&2
+  exit 1
+}
+
+echo
+echo "== the pull story: route eu-01-local sends eu-01 to the EU mirror, then the source (examples/local-fleet) =="
+(cd "$story" && "$root/bin/tofu" apply -auto-approve -input=false -no-color | grep -E '^(Apply complete|fleet_oci_route)')
+echo
+echo "== 1. apps/web:1.0 is pushed to the source only; eu-01 is asked to pull it =="
+demohub push source fleet/apps/web:1.0
+demohub pull eu-01 web apps/web:1.0
+await '{.status.waiting}' 1
+show
+echo
+echo "== 2. replication copies it to the mirror: eu-01 pulls it from the mirror =="
+demohub replicate source mirror fleet/apps/web:1.0
+await '{.status.active}/{.status.pulled}' local-mirror-eu/1
+show
+echo
+echo "== 3. the mirror stops; apps/web:1.1 is pushed to the source and asked for: eu-01 fails over to the source =="
+demohub stop mirror
+demohub push source fleet/apps/web:1.1
+demohub pull eu-01 web apps/web:1.1
+await '{.status.active}/{.status.pulled}' local-source/1
+show
 
 cat <<DONE
 
-The local hub and fleet-controller hub (log: .hub/controller.log) are still running:
+The local fleet and fleet-controller hub (log: $fleet/controller.log) are still running:
   export KUBECONFIG=$KUBE_CONFIG_PATH KUBE_CONFIG_PATH=$KUBE_CONFIG_PATH
-  (cd .hub/demo && TF_CLI_CONFIG_FILE=\$PWD/dev.tfrc ../../bin/tofu plan)   # no changes
-  (cd .hub/demo && TF_CLI_CONFIG_FILE=\$PWD/dev.tfrc ../../bin/tofu plan -var staging_route_priority=5)  # moves a cluster
-  make hub-down                                                           # stop it
+  (cd $fleet/demo && TF_CLI_CONFIG_FILE=\$PWD/dev.tfrc ../../bin/tofu plan)   # no changes
+  (cd $fleet/demo && TF_CLI_CONFIG_FILE=\$PWD/dev.tfrc ../../bin/tofu plan -var staging_route_priority=5)  # moves a cluster
+  bin/kubectl --kubeconfig $fleet/eu-01.kubeconfig -n fleet-system get ocipulls   # eu-01's pulls
+  make fleet-down                                                         # stop it all
 DONE

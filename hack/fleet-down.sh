@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Stops the local fleet started by hack/fleet-up.sh: SIGTERM to the pid in .fleet/pid (localfleet
+# Stops the local fleet started by hack/fleet-up.sh, and fleet-controller hub if
+# hack/controller-up.sh started it there: SIGTERM to the pid in .fleet/pid (localfleet
 # then stops the work agents, the clusters' and the hub's kube-apiservers and etcds and removes
 # their temporary folders), waits for it to exit and removes .fleet/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 fleet=.fleet
+hack/controller-down.sh "$fleet" # the controller started by hack/controller-up.sh goes first
 if [[ ! -f $fleet/pid ]]; then
   echo "no local fleet running (no $fleet/pid)"
   rm -rf "$fleet"

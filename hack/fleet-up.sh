@@ -6,8 +6,13 @@
 # credentials), <cluster>.work-agent.log, fleet.log, pid. Idempotent: a fleet that is already
 # running is left alone. Stop it with hack/fleet-down.sh.
 # Needs bin/kube-apiserver, bin/etcd and bin/work-agent (make testbed).
-#   FLEET_CLUSTERS  comma-separated cluster names (default eu-01,us-01: demo clusters, seeded)
-#   FLEET_TIMEOUT   seconds to wait (default 300)
+#   FLEET_CLUSTERS    comma-separated cluster names (default eu-01,us-01: demo clusters, seeded)
+#   FLEET_REGISTRIES  comma-separated names of OCI registries to run for the fleet (default none);
+#                     addresses and credentials in .fleet/registries.json
+#   FLEET_AGENT       path of fleet-controller to run `fleet-controller agent` on every cluster
+#                     (default none); FLEET_AGENT_ARGS adds flags to it
+#   FLEET_SYNC        the work agents' status sync interval (default 5s)
+#   FLEET_TIMEOUT     seconds to wait (default 300)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,7 +54,9 @@ mkdir -p "$fleet"
 echo "clusters=$clusters" >"$fleet/clusters"
 echo "building hack/localfleet"
 go build -o "$fleet/localfleet" ./hack/localfleet
-nohup "$fleet/localfleet" -dir "$fleet" -clusters "$clusters" >"$fleet/fleet.log" 2>&1 </dev/null &
+nohup "$fleet/localfleet" -dir "$fleet" -clusters "$clusters" -registries "${FLEET_REGISTRIES:-}" \
+  -agent "${FLEET_AGENT:-}" -agent-args "${FLEET_AGENT_ARGS:-}" -status-sync-interval "${FLEET_SYNC:-5s}" \
+  >"$fleet/fleet.log" 2>&1 </dev/null &
 echo $! >"$fleet/pid"
 echo "starting the local fleet (pid $(cat "$fleet/pid"); clusters $clusters), waiting up to ${timeout}s"
 

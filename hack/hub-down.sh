@@ -7,13 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 hub=.hub
-# The controller started by hack/controller-up.sh goes first.
-if [[ -f $hub/controller.pid ]]; then
-  cpid=$(cat "$hub/controller.pid")
-  if [[ "$(ps -p "$cpid" -o comm= 2>/dev/null)" == fleet-controlle* ]]; then
-    kill -TERM "$cpid" && echo "fleet-controller hub stopped"
-  fi
-fi
+hack/controller-down.sh "$hub" # the controller started by hack/controller-up.sh goes first
 if [[ ! -f $hub/pid ]]; then
   echo "no local hub running (no $hub/pid)"
   rm -rf "$hub"

@@ -6,6 +6,13 @@
 //	demohub show  prints the workspace's fleet objects: OCI registries (credential values
 //	              redacted) and OCI storage routes
 //	demohub freeports N  prints N free loopback TCP ports, for the controller's endpoints
+//	demohub tfvars      prints the local fleet's registries (-registries) as TF_VAR_ exports
+//	              for examples/local-fleet, for a shell to eval
+//	demohub push REGISTRY REPO:TAG  pushes a small artifact to a registry of the local fleet
+//	demohub replicate FROM TO REPO:TAG  copies an artifact between them, as replication would
+//	demohub stop REGISTRY  stops a registry of the local fleet, to show failover
+//	demohub pull CLUSTER NAME REPO:TAG  asks a cluster to pull an artifact: a ManifestWork
+//	              pull-NAME in its namespace carries the OCIPull NAME (internal/pullwork)
 //	demohub status waits (up to a minute) until fleet-controller hub has reconciled every route
 //	              of the workspace, then prints what it wrote: route status, one
 //	              ClusterOCIStorage per cluster and the ManifestWork that carries each chain, as
@@ -46,9 +53,21 @@ import (
 func main() {
 	kubeconfig := flag.String("hub", os.Getenv("KUBECONFIG"), "kubeconfig of the hub")
 	workspace := flag.String("workspace", demoseed.Workspace, "workspace (namespace)")
+	registries := flag.String("registries", ".fleet/registries.json", "the local fleet's registries (hack/localfleet -registries)")
 	flag.Parse()
-	if flag.Arg(0) == "freeports" {
-		freePorts(flag.Arg(1))
+	ctx := context.Background()
+	// Commands that need no hub.
+	offline := map[string]func() error{
+		"freeports": func() error { freePorts(flag.Arg(1)); return nil },
+		"tfvars":    func() error { return tfVars(*registries) },
+		"push":      func() error { return push(ctx, *registries, flag.Arg(1), flag.Arg(2)) },
+		"replicate": func() error { return replicate(ctx, *registries, flag.Arg(1), flag.Arg(2), flag.Arg(3)) },
+		"stop":      func() error { return stopRegistry(*registries, flag.Arg(1)) },
+	}
+	if run, ok := offline[flag.Arg(0)]; ok {
+		if err := run(); err != nil {
+			log.Fatalf("demohub: %v", err)
+		}
 		return
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
@@ -59,8 +78,9 @@ func main() {
 	if err != nil {
 		log.Fatalf("demohub: %v", err)
 	}
-	ctx := context.Background()
 	switch flag.Arg(0) {
+	case "pull":
+		err = requestPull(ctx, c, *workspace, flag.Arg(1), flag.Arg(2), flag.Arg(3))
 	case "seed":
 		err = seed(ctx, c, *workspace)
 	case "show":
@@ -68,7 +88,7 @@ func main() {
 	case "status":
 		err = status(ctx, c, *workspace)
 	default:
-		err = fmt.Errorf("usage: demohub [-hub kubeconfig] [-workspace ns] seed|show|status")
+		err = fmt.Errorf("usage: demohub [-hub kubeconfig] [-workspace ns] [-registries file] seed|show|status|pull|push|replicate|stop|tfvars|freeports")
 	}
 	if err != nil {
 		log.Fatalf("demohub: %v", err)

@@ -13,6 +13,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -35,32 +36,45 @@ func main() {
 	seed := flags.Bool("seed", true, "seed the demo fleet's hub objects (internal/demoseed) into "+demoseed.Workspace+
 		" first, so that clusters named after demo clusters get their labels and cluster sets")
 	syncEvery := flags.Duration("status-sync-interval", 5*time.Second, "the work agents' --status-sync-interval")
+	registries := flags.String("registries", "", "comma-separated names of OCI registries (CNCF distribution, bin/registry) to run on 127.0.0.1 "+
+		"for the fleet, with a push and a read-only user each; their addresses and credentials go to <dir>/registries.json")
+	agentBin := flags.String("agent", "", "path of fleet-controller: run `fleet-controller agent` on every cluster (log <dir>/<cluster>.agent.log)")
+	agentArgs := flags.String("agent-args", "", "further space-separated flags of every `fleet-controller agent`")
 	localrun.Program{Flags: flags, What: "fleet", Reap: testbed.ReapStaleFleets, Start: func(ctx context.Context, output io.Writer) (*localrun.Env, error) {
-		var names []string
-		for _, n := range strings.Split(*clusters, ",") {
-			if n = strings.TrimSpace(n); n != "" {
-				names = append(names, n)
-			}
-		}
 		fleet, err := testbed.StartFleet(ctx, testbed.FleetOptions{
-			ClusterNames: names, StatusSyncInterval: *syncEvery, Output: output,
+			ClusterNames: names(*clusters), StatusSyncInterval: *syncEvery, Output: output,
 			Prepare: func(ctx context.Context, hub *testbed.Hub) error { return prepareHub(ctx, hub, *seed) },
 		})
 		if err != nil {
 			return nil, err
 		}
-		return env(*dir, fleet), nil
+		extras, err := startExtras(ctx, *dir, fleet, names(*registries), *agentBin, strings.Fields(*agentArgs))
+		if err != nil {
+			return nil, errors.Join(err, fleet.Stop())
+		}
+		return env(*dir, fleet, extras), nil
 	}}.Main()
+}
+
+func names(list string) []string {
+	var out []string
+	for _, n := range strings.Split(list, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // env is the running fleet: its files in dir, what "ready" says of it, and a watch that reports
 // an agent that died (the rest keep running).
-func env(dir string, fleet *testbed.Fleet) *localrun.Env {
+func env(dir string, fleet *testbed.Fleet, x *extras) *localrun.Env {
 	e := &localrun.Env{
-		Stop:  fleet.Stop,
-		Write: func() error { return writeFiles(dir, fleet) },
-		Files: []string{filepath.Join(dir, "kubeconfig")},
+		Stop:  func() error { return errors.Join(x.stop(), fleet.Stop()) },
+		Write: func() error { return errors.Join(writeFiles(dir, fleet), x.write()) },
+		Files: append([]string{filepath.Join(dir, "kubeconfig")}, x.files...),
 		Ready: fmt.Sprintf("hub %s, kubeconfig %s", fleet.Hub.APIServerURL(), filepath.Join(dir, "kubeconfig")),
+		Info:  x.info,
 	}
 	for _, c := range fleet.Clusters {
 		for _, f := range []string{".kubeconfig", ".hub-kubeconfig", ".work-agent.log"} {
@@ -77,6 +91,7 @@ func env(dir string, fleet *testbed.Fleet) *localrun.Env {
 				log.Printf("cluster %s: the work agent exited%s", c.Name, c.AgentLog())
 			}
 		}
+		x.watch(reported)
 	}
 	return e
 }

@@ -48,6 +48,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.CacheDir, "cache-dir", DefaultCacheDir, "`directory` of the OCI image layout that holds every pulled artifact, content-addressed")
 	fs.DurationVar(&o.AttemptTimeout, "attempt-timeout", puller.DefaultAttemptTimeout, "how long one attempt at a registry, downloads included, may take; negative for no limit")
 	fs.DurationVar(&o.RetryFailed, "retry-failed", DefaultRetryFailed, "how long after every registry of a chain failed a pull starts over")
+	fs.DurationVar(&o.Backoff.Initial, "backoff-initial", puller.DefaultBackoffInitial, "first delay before asking again a registry that lacks an artifact (replication behind); doubles per attempt, with jitter")
+	fs.DurationVar(&o.Backoff.Max, "backoff-max", puller.DefaultBackoffMax, "longest delay between attempts at a registry that lacks an artifact")
 }
 
 // Scheme holds every kind the agent reads or writes.

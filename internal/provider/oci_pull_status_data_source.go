@@ -63,6 +63,12 @@ type pullStatusRow struct {
 	NextRetry   types.String `tfsdk:"next_retry"`
 	LastSuccess types.String `tfsdk:"last_success"`
 	Message     types.String `tfsdk:"message"`
+	Failovers   []failover   `tfsdk:"failovers"`
+}
+
+type failover struct {
+	Registry string `tfsdk:"registry"`
+	Reason   string `tfsdk:"reason"`
 }
 
 type pullCounts struct {
@@ -133,6 +139,15 @@ func (d *ociPullStatusDataSource) Schema(_ context.Context, _ datasource.SchemaR
 						MarkdownDescription: "When the agent last pulled the artifact successfully (RFC 3339); null when it never has or `state` is `Unknown`."},
 					"message": schema.StringAttribute{Computed: true,
 						MarkdownDescription: "The agent's message about the last attempt, what to read when `state` is not `Pulled`; null when `state` is `Unknown` or the agent gave none."},
+					"failovers": schema.ListNestedAttribute{Computed: true,
+						MarkdownDescription: "The registries of the chain this pull gave up on, in order, and why (`reason`: `Unauthorized`, `TLS`, `Unreachable`, `NotFound` after the replication wait, or `IntegrityMismatch`): " +
+							"why a later registry served, or why the pull failed. Empty when the first registry served or `state` is `Unknown`. " +
+							"It comes back only from work agents that run with OCM's `RawFeedbackJsonString` feature gate.",
+						NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+							"registry": schema.StringAttribute{Computed: true, MarkdownDescription: "The registry's name in the chain."},
+							"reason":   schema.StringAttribute{Computed: true, MarkdownDescription: "The class of its failure."},
+						}},
+					},
 				}},
 			},
 			"counts": schema.SingleNestedAttribute{
@@ -280,7 +295,7 @@ func pullStatusRows(pulls []pullwork.Pull, storages map[string]v1alpha1.ClusterO
 			Work: types.StringValue(p.Cluster + "/" + p.Work), State: types.StringValue(p.State()),
 			Route: types.StringNull(), Chain: []string{},
 			Reason: types.StringNull(), Registry: types.StringNull(), Digest: types.StringNull(), Attempts: types.Int64Null(),
-			NextRetry: types.StringNull(), LastSuccess: types.StringNull(), Message: types.StringNull(),
+			NextRetry: types.StringNull(), LastSuccess: types.StringNull(), Message: types.StringNull(), Failovers: []failover{},
 		}
 		if s, ok := storages[p.Cluster]; ok {
 			r.Route, r.Chain = optionalString(s.Route), nonNil(slices.Clone(s.Chain))
@@ -289,6 +304,9 @@ func pullStatusRows(pulls []pullwork.Pull, storages map[string]v1alpha1.ClusterO
 			r.Reason, r.Registry, r.Digest, r.Message = optionalString(st.Reason), optionalString(st.Registry), optionalString(st.Digest), optionalString(st.Message)
 			r.Attempts = types.Int64Value(int64(st.Attempts))
 			r.NextRetry, r.LastSuccess = rfc3339(st.NextRetry), rfc3339(st.LastSuccess)
+			for _, f := range st.Failovers {
+				r.Failovers = append(r.Failovers, failover{Registry: f.Registry, Reason: f.Reason})
+			}
 		}
 		switch p.State() {
 		case string(v1alpha1.OCIPullPulled):

@@ -39,7 +39,7 @@ func TestPullStatusRows(t *testing.T) {
 	}
 	pulls := []pullwork.Pull{
 		pull("us", "web", "apps/web", "v1", "", &v1alpha1.OCIPullStatus{State: v1alpha1.OCIPullFailed, Reason: "Unauthorized", Registry: "source",
-			Attempts: 3, Message: "every registry failed"}),
+			Attempts: 3, Message: "every registry failed", Failovers: []v1alpha1.Failover{{Registry: "source", Reason: "Unauthorized"}}}),
 		pull("eu", "web-v2", "apps/web", "v2", "", &v1alpha1.OCIPullStatus{State: v1alpha1.OCIPullWaitingForArtifact, Reason: "NotFound", Registry: "mirror",
 			Attempts: 1, NextRetry: at("2026-11-30T10:05:00+01:00")}),
 		pull("eu", "web", "apps/web", "v1", "", &v1alpha1.OCIPullStatus{State: v1alpha1.OCIPullPulled, Registry: "mirror", Digest: "sha256:aaa",
@@ -112,11 +112,12 @@ func TestPullStatusRows(t *testing.T) {
 		key                                                                 string
 		name, work, route, reason, registry, digest, next, last, msg, chain string
 		attempts                                                            types.Int64
+		failovers                                                           string
 	}{
-		{"eu apps/web:v1", "web", "eu/pulls", "eu", "", "mirror", "sha256:aaa", "", "2026-11-30T09:00:00Z", "", "mirror,source", types.Int64Value(1)},
-		{"us apps/web:v1", "web", "us/pulls", "fallback", "Unauthorized", "source", "", "", "", "every registry failed", "source", types.Int64Value(3)},
-		{"eu apps/web:v2", "web-v2", "eu/pulls", "eu", "NotFound", "mirror", "", "2026-11-30T09:05:00Z", "", "", "mirror,source", types.Int64Value(1)},
-		{"eu apps/cfg:v3", "cfg", "eu/more", "eu", "", "", "", "", "", "", "mirror,source", types.Int64Null()},
+		{"eu apps/web:v1", "web", "eu/pulls", "eu", "", "mirror", "sha256:aaa", "", "2026-11-30T09:00:00Z", "", "mirror,source", types.Int64Value(1), "[]"},
+		{"us apps/web:v1", "web", "us/pulls", "fallback", "Unauthorized", "source", "", "", "", "every registry failed", "source", types.Int64Value(3), "[{source Unauthorized}]"},
+		{"eu apps/web:v2", "web-v2", "eu/pulls", "eu", "NotFound", "mirror", "", "2026-11-30T09:05:00Z", "", "", "mirror,source", types.Int64Value(1), "[]"},
+		{"eu apps/cfg:v3", "cfg", "eu/more", "eu", "", "", "", "", "", "", "mirror,source", types.Int64Null(), "[]"},
 	} {
 		r, ok := byKey[tc.key]
 		if !ok {
@@ -133,8 +134,8 @@ func TestPullStatusRows(t *testing.T) {
 			Digest: opt(tc.digest), NextRetry: opt(tc.next), LastSuccess: opt(tc.last), Message: opt(tc.msg), Attempts: tc.attempts}
 		got := pullStatusRow{Name: r.Name, Work: r.Work, Route: r.Route, Reason: r.Reason, Registry: r.Registry, Digest: r.Digest,
 			NextRetry: r.NextRetry, LastSuccess: r.LastSuccess, Message: r.Message, Attempts: r.Attempts}
-		if fmt.Sprint(got) != fmt.Sprint(want) || strings.Join(r.Chain, ",") != tc.chain {
-			t.Errorf("%s:\n got %v chain %v\nwant %v chain %s", tc.key, got, r.Chain, want, tc.chain)
+		if fmt.Sprint(got) != fmt.Sprint(want) || strings.Join(r.Chain, ",") != tc.chain || fmt.Sprint(r.Failovers) != tc.failovers {
+			t.Errorf("%s:\n got %v chain %v failovers %v\nwant %v chain %s failovers %s", tc.key, got, r.Chain, r.Failovers, want, tc.chain, tc.failovers)
 		}
 	}
 

@@ -5,11 +5,17 @@ import (
 	"time"
 )
 
+// Defaults of Backoff.
+const (
+	DefaultBackoffInitial = time.Second
+	DefaultBackoffMax     = 30 * time.Second
+)
+
 // Backoff is the exponential back-off between attempts at a registry that lacks the artifact.
 // The n-th delay is d/2 plus a jittered share of d/2, where d = Initial·2ⁿ⁻¹ capped at Max.
 type Backoff struct {
-	Initial time.Duration // first delay before jitter; default 1s
-	Max     time.Duration // cap before jitter; default 30s
+	Initial time.Duration // first delay before jitter; default DefaultBackoffInitial
+	Max     time.Duration // cap before jitter; default DefaultBackoffMax
 	// Jitter returns a number in [0, 1); default math/rand/v2.Float64. Tests fix it.
 	Jitter func() float64
 }
@@ -18,10 +24,10 @@ type Backoff struct {
 func (b Backoff) Delay(n int) time.Duration {
 	initial, maxDelay, jitter := b.Initial, b.Max, b.Jitter
 	if initial <= 0 {
-		initial = time.Second
+		initial = DefaultBackoffInitial
 	}
 	if maxDelay <= 0 {
-		maxDelay = 30 * time.Second
+		maxDelay = DefaultBackoffMax
 	}
 	if jitter == nil {
 		jitter = rand.Float64

@@ -392,6 +392,26 @@ func (r *Registry) Log() string { return r.log.report(RegistryBinary + " " + r.A
 // TLS tells whether the registry serves HTTPS.
 func (r *Registry) TLS() bool { return r.CA != nil }
 
+// Connect returns a Registry for one that another process started (plain HTTP at addr, with
+// the user given), to push and copy content; it cannot be started or stopped.
+func Connect(addr, username, password string) *Registry {
+	return &Registry{Addr: addr, Username: username, Password: password, client: &auth.Client{
+		Client:     &http.Client{Transport: http.DefaultTransport},
+		Cache:      auth.NewCache(),
+		Credential: auth.StaticCredential(addr, auth.Credential{Username: username, Password: password}),
+	}}
+}
+
+// PID is the process id of the registry, 0 when it does not run.
+func (r *Registry) PID() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.proc == nil || r.proc.cmd.Process == nil {
+		return 0
+	}
+	return r.proc.cmd.Process.Pid
+}
+
 // URL is the registry's base URL, http:// or https:// and Addr.
 func (r *Registry) URL() string {
 	if r.TLS() {

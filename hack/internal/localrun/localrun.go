@@ -7,6 +7,7 @@ package localrun
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -133,4 +134,27 @@ func CreateWorkspaces(ctx context.Context, hub *testbed.Hub) error {
 		}
 	}
 	return nil
+}
+
+// Registry is one registry of a local fleet's registries.json (hack/localfleet -registries):
+// where it listens and its users. The push user writes content; the agent user is the read-only
+// identity clusters pull with (the test registry does not tell them apart, a real one would).
+type Registry struct {
+	Addr          string `json:"addr"`
+	Username      string `json:"username"`
+	Password      string `json:"password"`
+	AgentUsername string `json:"agentUsername"`
+	AgentPassword string `json:"agentPassword"`
+	// PID is the registry's process: stop it to make the registry unreachable.
+	PID int `json:"pid"`
+}
+
+// ReadRegistries reads a local fleet's registries.json.
+func ReadRegistries(path string) (map[string]Registry, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w (start the fleet with FLEET_REGISTRIES=source,mirror make fleet-up)", err)
+	}
+	var regs map[string]Registry
+	return regs, json.Unmarshal(data, &regs)
 }

@@ -1,0 +1,100 @@
+# The local fleet's pull story (make demo): two real registries on 127.0.0.1, the source the
+# platform team pushes to and an EU mirror that replication fills, and a route that sends
+# cluster eu-01 to the mirror first and to the source second, waiting up to ten minutes for an
+# artifact to reach the mirror. The variables come from the running fleet:
+#   eval "$(go run ./hack/demohub tfvars)"
+# and fleet_oci_pull_status shows what eu-01's agent reports back through the hub.
+terraform {
+  required_providers {
+    fleet = {
+      source = "umkim/fleet"
+    }
+  }
+}
+
+provider "fleet" {}
+
+variable "source_address" {
+  description = "host:port of the source registry."
+  type        = string
+}
+
+variable "mirror_address" {
+  description = "host:port of the EU mirror."
+  type        = string
+}
+
+variable "source_push_password" {
+  type      = string
+  sensitive = true
+}
+
+variable "source_pull_password" {
+  type      = string
+  sensitive = true
+}
+
+variable "mirror_push_password" {
+  type      = string
+  sensitive = true
+}
+
+variable "mirror_pull_password" {
+  type      = string
+  sensitive = true
+}
+
+resource "fleet_oci_registry" "source" {
+  name                = "local-source"
+  role                = "source"
+  reference           = "${var.source_address}/fleet"
+  basic_http          = true
+  username            = "pusher"
+  password_wo         = var.source_push_password
+  password_wo_version = 1
+  # Only these read-only credentials reach the clusters.
+  agent_username            = "puller"
+  agent_password_wo         = var.source_pull_password
+  agent_password_wo_version = 1
+}
+
+resource "fleet_oci_registry" "mirror" {
+  name                      = "local-mirror-eu"
+  role                      = "mirror"
+  reference                 = "${var.mirror_address}/fleet"
+  basic_http                = true
+  username                  = "pusher"
+  password_wo               = var.mirror_push_password
+  password_wo_version       = 1
+  agent_username            = "puller"
+  agent_password_wo         = var.mirror_pull_password
+  agent_password_wo_version = 1
+}
+
+resource "fleet_oci_route" "eu_01" {
+  name             = "eu-01-local"
+  priority         = 3
+  cluster_names    = ["eu-01"]
+  registries       = [fleet_oci_registry.mirror.name, fleet_oci_registry.source.name]
+  replication_wait = "10m"
+}
+
+# What eu-01 reports about its pulls: state, the registry that served, the failovers.
+data "fleet_oci_pull_status" "eu_01" {
+  workspace  = "fleet-default"
+  cluster    = "eu-01"
+  depends_on = [fleet_oci_route.eu_01]
+}
+
+output "eu_01_pulls" {
+  value = [
+    for p in data.fleet_oci_pull_status.eu_01.pulls :
+    join("", [
+      "${p.artifact}: ${p.state}",
+      p.registry == null ? "" : " from ${p.registry}",
+      p.reason == null ? "" : " (${p.reason})",
+      length(p.failovers) == 0 ? "" : " after failing over ${join(", ", [for f in p.failovers : "${f.registry} (${f.reason})"])}",
+      " via route ${coalesce(p.route, "-")} [${join(", ", p.chain)}]",
+    ])
+  ]
+}
