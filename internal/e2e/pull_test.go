@@ -15,6 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/discovery"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -31,18 +33,35 @@ import (
 	"github.com/umkim/terraform-provider-fleet/internal/testkit"
 )
 
-// pullFleet is one workload cluster, eu-01, with the real work agent and `fleet-controller agent`
-// (in-process) on it, the hub controller's routing and pull-status reconcilers (in-process), and
-// real registries: the route "eu" of the workspace decides eu-01's chain, and each test changes
-// its registries.
+// pullFleet is workload clusters (eu-01 alone unless pullFleetOptions name others), each with the
+// real work agent and `fleet-controller agent` (in-process, on a cache folder of its own), the hub
+// controller's routing and pull-status reconcilers (in-process), and real registries: the route
+// "eu" of the workspace decides every cluster's chain, and each test changes its registries.
 type pullFleet struct {
-	t              *testing.T // the test the fleet and its agent live for, not a subtest
+	t              testing.TB // the test the fleet and its agents live for, not a subtest
 	ctx            context.Context
-	hub, spoke     client.Client
+	hub            client.Client
 	fleet          *testbed.Fleet
 	source, mirror *testbed.Registry
-	cacheDir       string
-	stopAgent      func()
+	clusters       []string              // in the order of pullFleetOptions.clusters
+	agents         map[string]*pullAgent // by cluster
+}
+
+// pullAgent is one workload cluster of a pullFleet: its admin client and its agent.
+type pullAgent struct {
+	cluster  string
+	spoke    client.Client
+	cacheDir string
+	stop     func() // stops the agent; startAgent runs it again
+}
+
+// pullFleetOptions shape startPullFleet's fleet; the zero value is TestPullThroughTheFleet's.
+type pullFleetOptions struct {
+	// clusters are the workload clusters, each with its agent; nil means eu-01 alone. A name
+	// the demo seed lacks joins the seed's set edge with region=eu, so that route eu takes it.
+	clusters []string
+	// statusSyncInterval is the work agents' --status-sync-interval; zero means 1 s.
+	statusSyncInterval time.Duration
 }
 
 const (
@@ -52,9 +71,18 @@ const (
 	agentPass   = "pull-s3cret"
 )
 
-func startPullFleet(t *testing.T) *pullFleet {
+// pullBackoff is every agent's back-off at a registry that lacks an artifact.
+var pullBackoff = puller.Backoff{Initial: 300 * time.Millisecond, Max: time.Second}
+
+func startPullFleet(t testing.TB, opts pullFleetOptions) *pullFleet {
 	t.Helper()
-	p := &pullFleet{t: t, ctx: t.Context(), cacheDir: t.TempDir()}
+	if len(opts.clusters) == 0 {
+		opts.clusters = []string{pullCluster}
+	}
+	if opts.statusSyncInterval == 0 {
+		opts.statusSyncInterval = time.Second
+	}
+	p := &pullFleet{t: t, ctx: t.Context(), clusters: opts.clusters, agents: map[string]*pullAgent{}}
 	users := map[string]string{"puller": agentPass}
 	p.source = testbed.StartRegistryT(t, testbed.RegistryOptions{Username: "pusher", Password: sourcePush, Users: users})
 	p.mirror = testbed.StartRegistryT(t, testbed.RegistryOptions{Username: "pusher", Password: mirrorPush, Users: users})
@@ -67,44 +95,73 @@ func startPullFleet(t *testing.T) *pullFleet {
 		if err := demoseed.Seed(ctx, c, pullWS); err != nil {
 			return err
 		}
-		for _, o := range []client.Object{
+		objs := []client.Object{
 			registrySecret("source", registrysecret.RoleSource, p.source, agentPass),
 			registrySecret("mirror", registrysecret.RoleMirror, p.mirror, agentPass),
 			route(pullWS, "eu", v1alpha1.OCIStorageRouteSpec{Priority: 10, Registries: []string{"mirror", "source"}, ReplicationWait: &wait,
 				ClusterSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"region": "eu"}}}}),
-		} {
+		}
+		for _, name := range opts.clusters {
+			if _, ok := demoseed.Find(name); !ok {
+				objs = append(objs, &clusterv1.ManagedCluster{
+					ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{clusterv1beta2.ClusterSetLabel: "edge", "region": "eu"}},
+					Spec:       clusterv1.ManagedClusterSpec{HubAcceptsClient: true},
+				})
+			}
+		}
+		for _, o := range objs {
 			if err := c.Create(ctx, o); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	p.fleet = testbed.StartFleetT(t, testbed.FleetOptions{ClusterNames: []string{pullCluster}, StatusSyncInterval: time.Second, Prepare: seed})
+	p.fleet = testbed.StartFleetT(t, testbed.FleetOptions{ClusterNames: opts.clusters, StatusSyncInterval: opts.statusSyncInterval, Prepare: seed})
 	var err error
 	if p.hub, err = client.New(p.fleet.Hub.Config, client.Options{Scheme: controller.Scheme()}); err != nil {
 		t.Fatal(err)
 	}
-	if p.spoke, err = client.New(p.fleet.Cluster(pullCluster).Config, client.Options{Scheme: agent.Scheme()}); err != nil {
-		t.Fatal(err)
+	for _, name := range opts.clusters {
+		a := &pullAgent{cluster: name, cacheDir: t.TempDir()}
+		if a.spoke, err = client.New(p.fleet.Cluster(name).Config, client.Options{Scheme: agent.Scheme()}); err != nil {
+			t.Fatal(err)
+		}
+		p.agents[name] = a
 	}
-	runManager(t, p.fleet.Hub, "routing,pull-status")
-	p.startAgent()
+	runHubManager(t, p.fleet.Hub, "routing,pull-status")
+	for _, name := range opts.clusters {
+		p.startAgent(name)
+	}
 	return p
 }
 
-// startAgent runs `fleet-controller agent` on eu-01, in-process, on the fleet's cache folder,
-// until the fleet's test ends or stopAgent is called.
-func (p *pullFleet) startAgent() {
+// startAgent runs `fleet-controller agent` on cluster, in-process, on the cluster's cache folder,
+// until the fleet's test ends or the cluster's stop is called.
+func (p *pullFleet) startAgent(cluster string) {
 	t := p.t
 	t.Helper()
-	mgr, err := agent.NewManager(p.fleet.Cluster(pullCluster).Config, agent.Options{
-		Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, CacheDir: p.cacheDir,
-		AttemptTimeout: 3 * time.Second, RetryFailed: 2 * time.Second, Backoff: puller.Backoff{Initial: 300 * time.Millisecond, Max: time.Second},
+	a := p.agents[cluster]
+	mgr, err := agent.NewManager(p.fleet.Cluster(cluster).Config, agent.Options{
+		Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, CacheDir: a.cacheDir,
+		AttemptTimeout: 3 * time.Second, RetryFailed: 2 * time.Second, Backoff: pullBackoff,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.stopAgent = testkit.Run(t, mgr)
+	a.stop = testkit.Run(t, mgr)
+}
+
+// runHubManager is runManager (chain_test.go) for a test or a benchmark: the named reconcilers of
+// fleet-controller hub on h until t ends.
+func runHubManager(t testing.TB, h *testbed.Hub, controllers string) {
+	t.Helper()
+	mgr, err := controller.NewHubManager(h.Config, controller.HubOptions{
+		Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, Controllers: controllers, QPS: 500, Burst: 1000,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.Run(t, mgr)
 }
 
 // registrySecret is the hub's registry Secret for a test registry, its agent identity "puller".
@@ -133,30 +190,44 @@ func (p *pullFleet) setChain(t *testing.T, wait time.Duration, registries ...str
 	updateRoute(t, p.ctx, p.hub, pullWS, "eu", func(r *v1alpha1.OCIStorageRoute) {
 		r.Spec.Registries, r.Spec.ReplicationWait = registries, &metav1.Duration{Duration: wait}
 	})
-	testkit.Eventually(t, converge, "chain "+strings.Join(registries, ",")+" on "+pullCluster, func() error {
-		var s corev1.Secret
-		if err := p.spoke.Get(p.ctx, client.ObjectKey{Namespace: ocichain.Namespace, Name: ocichain.SecretName(pullWS)}, &s); err != nil {
-			return err
-		}
-		c, err := ocichain.Parse(s.Data[ocichain.Key])
-		if err != nil {
-			return err
-		}
-		var names []string
-		for _, r := range c.Registries {
-			names = append(names, r.Name)
-		}
-		if !slices.Equal(names, registries) {
-			return fmt.Errorf("chain %v", names)
-		}
-		return nil
-	}, p.fleet.Cluster(pullCluster).AgentLog)
+	p.awaitChain(t, registries...)
+}
+
+// awaitChain waits until every cluster of the fleet has the chain of route eu with registries.
+func (p *pullFleet) awaitChain(t testing.TB, registries ...string) {
+	t.Helper()
+	for _, cluster := range p.clusters {
+		testkit.Eventually(t, converge, "chain "+strings.Join(registries, ",")+" on "+cluster, func() error {
+			var s corev1.Secret
+			if err := p.agents[cluster].spoke.Get(p.ctx, client.ObjectKey{Namespace: ocichain.Namespace, Name: ocichain.SecretName(pullWS)}, &s); err != nil {
+				return err
+			}
+			c, err := ocichain.Parse(s.Data[ocichain.Key])
+			if err != nil {
+				return err
+			}
+			var names []string
+			for _, r := range c.Registries {
+				names = append(names, r.Name)
+			}
+			if !slices.Equal(names, registries) {
+				return fmt.Errorf("chain %v", names)
+			}
+			return nil
+		}, p.fleet.Cluster(cluster).AgentLog)
+	}
 }
 
 // request asks eu-01 for pullRepo:tag in the pull work "pull-<name>".
 func (p *pullFleet) request(t *testing.T, name, tag string) {
 	t.Helper()
-	w, err := pullwork.New(pullCluster, "pull-"+name, pullWS, pullwork.Request{Name: name, Spec: v1alpha1.OCIPullSpec{Repository: pullRepo, Tag: tag}})
+	p.requestOn(t, pullCluster, name, tag)
+}
+
+// requestOn asks cluster for pullRepo:tag in the pull work "pull-<name>".
+func (p *pullFleet) requestOn(t testing.TB, cluster, name, tag string) {
+	t.Helper()
+	w, err := pullwork.New(cluster, "pull-"+name, pullWS, pullwork.Request{Name: name, Spec: v1alpha1.OCIPullSpec{Repository: pullRepo, Tag: tag}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +263,7 @@ func (p *pullFleet) explain(name string, last pullwork.Pull) string {
 	var w workv1.ManifestWork
 	werr := p.hub.Get(p.ctx, client.ObjectKey{Namespace: pullCluster, Name: "pull-" + name}, &w)
 	var o v1alpha1.OCIPull
-	oerr := p.spoke.Get(p.ctx, client.ObjectKey{Namespace: ocichain.Namespace, Name: name}, &o)
+	oerr := p.agents[pullCluster].spoke.Get(p.ctx, client.ObjectKey{Namespace: ocichain.Namespace, Name: name}, &o)
 	return fmt.Sprintf("last status on the hub (fresh %v): %+v\nwork (generation %d, %v): conditions %+v manifests %+v\nOCIPull on the cluster (generation %d, %v): %+v%s",
 		last.Fresh, last.Status, w.Generation, werr, w.Status.Conditions, w.Status.ResourceStatus.Manifests, o.Generation, oerr, o.Status,
 		p.fleet.Cluster(pullCluster).AgentLog())
@@ -229,7 +300,7 @@ func (p *pullFleet) storage(t *testing.T, pulled, waiting, failed int32, active 
 // through the chain, and the status comes back to the hub through the works' feedback.
 func TestPullThroughTheFleet(t *testing.T) {
 	begin := time.Now()
-	p := startPullFleet(t)
+	p := startPullFleet(t, pullFleetOptions{})
 	t.Logf("fleet, registries and managers up in %v", time.Since(begin).Round(time.Millisecond))
 	layer := func(s string) []byte { return []byte(strings.Repeat(s, 16<<10)) }
 	pushBoth := func(tag string) string {
@@ -330,14 +401,14 @@ func TestPullThroughTheFleet(t *testing.T) {
 			}
 			return nil
 		})
-		p.stopAgent()
-		blobs := cachedBlobs(t, p.cacheDir)
+		p.agents[pullCluster].stop()
+		blobs := cachedBlobs(t, p.agents[pullCluster].cacheDir)
 		for what, dg := range map[string]digest.Digest{"manifest": d.Digest, "layer": digest.FromBytes(layer("big"))} {
 			if slices.Contains(blobs, dg.Encoded()) {
 				t.Errorf("the %s of the interrupted pull is in the cache", what)
 			}
 		}
-		p.startAgent()
+		p.startAgent(pullCluster)
 		p.await(t, "big", "Pulled after the restart", pulledFrom("source", d.Digest.String(), v1alpha1.Failover{Registry: "stalled", Reason: "Unreachable"}))
 	})
 
@@ -398,7 +469,8 @@ func assertOnlyCarried(t *testing.T, p *pullFleet) {
 		t.Fatal(err)
 	}
 	var namespaces corev1.NamespaceList
-	if err := p.spoke.List(p.ctx, &namespaces); err != nil {
+	spoke := p.agents[pullCluster].spoke
+	if err := spoke.List(p.ctx, &namespaces); err != nil {
 		t.Fatal(err)
 	}
 	var found []string
@@ -417,7 +489,7 @@ func assertOnlyCarried(t *testing.T, p *pullFleet) {
 				var objs unstructured.UnstructuredList
 				objs.SetAPIVersion(l.GroupVersion)
 				objs.SetKind(r.Kind + "List")
-				if err := p.spoke.List(p.ctx, &objs, client.InNamespace(ns.Name)); err != nil {
+				if err := spoke.List(p.ctx, &objs, client.InNamespace(ns.Name)); err != nil {
 					t.Fatalf("listing %s: %v", r.Name, err)
 				}
 				for _, o := range objs.Items {
