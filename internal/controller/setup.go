@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
+	storagev1alpha2 "github.com/umkim/terraform-provider-fleet/api/storage/v1alpha2"
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
 	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
@@ -47,6 +48,9 @@ var Reconcilers = map[string]func(ctrl.Manager, Options) error{
 	"pull-status": func(mgr ctrl.Manager, _ Options) error {
 		return (&PullStatusReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
 	},
+	"storage-site": func(mgr ctrl.Manager, _ Options) error {
+		return (&StorageSiteReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
+	},
 }
 
 // Setup adds the named reconcilers to mgr.
@@ -66,7 +70,7 @@ func Setup(mgr ctrl.Manager, names []string, o Options) error {
 // Scheme holds every kind the reconcilers read or write.
 func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme, clusterv1.Install, clusterv1beta2.Install, workv1.Install} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme, storagev1alpha2.AddToScheme, clusterv1.Install, clusterv1beta2.Install, workv1.Install} {
 		if err := add(s); err != nil {
 			panic(err) // static registrations
 		}

@@ -86,7 +86,7 @@ func TestChartAppliesOnHub(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, c := range all {
-			if c.Spec.Group == "fleet.umkim.io" {
+			if !strings.HasSuffix(c.Spec.Group, "open-cluster-management.io") {
 				wantCRDs = append(wantCRDs, c.Name)
 			}
 		}
