@@ -10,9 +10,10 @@ import (
 
 // What a write is, for the writes metric.
 const (
-	kindWork    = "manifestwork"
-	kindStorage = "clusterocistorage"
-	kindRoute   = "ocistorageroute"
+	kindWork        = "manifestwork"
+	kindStorage     = "clusterocistorage"
+	kindRoute       = "ocistorageroute"
+	kindStorageSite = "storagesitedeployment"
 
 	verbCreate = "create"
 	verbUpdate = "update"

@@ -19,8 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/controller"
@@ -313,10 +313,8 @@ func updateRoute(t *testing.T, ctx context.Context, c client.Client, ws, name st
 	t.Fatalf("route %s: conflicts on every update", name)
 }
 
-// runManager runs fleet-controller's hub manager (the routing controller) in-process until the
-// test ends.
-// runManager runs the named reconcilers of fleet-controller hub on h until the test ends.
-func runManager(t *testing.T, h *testbed.Hub, controllers string) {
+// runManager runs the named reconcilers of fleet-controller hub on h, in-process, until t ends.
+func runManager(t testing.TB, h *testbed.Hub, controllers string) {
 	t.Helper()
 	mgr, err := controller.NewHubManager(h.Config, controller.HubOptions{
 		Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, Controllers: controllers, QPS: 500, Burst: 1000,

@@ -128,7 +128,7 @@ func startPullFleet(t testing.TB, opts pullFleetOptions) *pullFleet {
 		}
 		p.agents[name] = a
 	}
-	runHubManager(t, p.fleet.Hub, "routing,pull-status")
+	runManager(t, p.fleet.Hub, "routing,pull-status")
 	for _, name := range opts.clusters {
 		p.startAgent(name)
 	}
@@ -149,19 +149,6 @@ func (p *pullFleet) startAgent(cluster string) {
 		t.Fatal(err)
 	}
 	a.stop = testkit.Run(t, mgr)
-}
-
-// runHubManager is runManager (chain_test.go) for a test or a benchmark: the named reconcilers of
-// fleet-controller hub on h until t ends.
-func runHubManager(t testing.TB, h *testbed.Hub, controllers string) {
-	t.Helper()
-	mgr, err := controller.NewHubManager(h.Config, controller.HubOptions{
-		Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, Controllers: controllers, QPS: 500, Burst: 1000,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	testkit.Run(t, mgr)
 }
 
 // registrySecret is the hub's registry Secret for a test registry, its agent identity "puller".

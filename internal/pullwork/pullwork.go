@@ -87,6 +87,9 @@ func New(cluster, name, workspace string, requests ...Request) (*workv1.Manifest
 		w.Spec.ManifestConfigs = append(w.Spec.ManifestConfigs, workv1.ManifestConfigOption{
 			ResourceIdentifier: workv1.ResourceIdentifier{Group: gv.Group, Resource: "ocipulls", Name: r.Name, Namespace: ocichain.Namespace},
 			FeedbackRules:      []workv1.FeedbackRule{{Type: workv1.JSONPathsType, JsonPaths: feedbackPaths}},
+			// The work agent watches the OCIPull and sends its status when it changes, instead of
+			// polling every status sync interval (with jitter, up to 1.9 of it).
+			FeedbackScrapeType: workv1.FeedbackWatchType,
 		})
 	}
 	return w, nil

@@ -70,6 +70,9 @@ func TestNew(t *testing.T) {
 	if id := cfg.ResourceIdentifier; id != (workv1.ResourceIdentifier{Group: "fleet.umkim.io", Resource: "ocipulls", Name: "db", Namespace: "fleet-system"}) {
 		t.Errorf("resource identifier %+v", id)
 	}
+	if cfg.FeedbackScrapeType != workv1.FeedbackWatchType {
+		t.Errorf("feedback scrape type %q, want Watch: status sent when it changes", cfg.FeedbackScrapeType)
+	}
 	if r := cfg.FeedbackRules; len(r) != 1 || r[0].Type != workv1.JSONPathsType || len(r[0].JsonPaths) != len(feedbackPaths) {
 		t.Errorf("feedback rules %+v", r)
 	}

@@ -24,13 +24,17 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	workv1 "open-cluster-management.io/api/work/v1"
 
+	storagev1alpha2 "github.com/umkim/terraform-provider-fleet/api/storage/v1alpha2"
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
 )
 
-// The site-side kinds, in the group and version of the hub's StorageSiteDeployment.
+// The site-side kinds are in the group and version of the hub's StorageSiteDeployment.
+var (
+	Group   = storagev1alpha2.GroupVersion.Group
+	Version = storagev1alpha2.GroupVersion.Version
+)
+
 const (
-	Group      = "storage.simplyblock.io"
-	Version    = "v1alpha2"
 	Component  = "storage-site"
 	FieldOwner = "hub-deploy"
 
@@ -89,6 +93,7 @@ func New(r Request, last Report) (*workv1.ManifestWork, error) {
 			ResourceIdentifier: workv1.ResourceIdentifier{Group: Group, Resource: resource, Name: name, Namespace: r.SiteNamespace},
 			UpdateStrategy:     strategy,
 			FeedbackRules:      []workv1.FeedbackRule{{Type: workv1.JSONPathsType, JsonPaths: paths}},
+			FeedbackScrapeType: workv1.FeedbackWatchType, // status sent when it changes, not polled
 		})
 		return nil
 	}
@@ -166,33 +171,14 @@ type Draft struct {
 	Phase, Message, ClusterRef string
 	Approved                   bool
 	NodeRefs                   []string
-	NodeSets                   []NodeSet
-	Cluster                    map[string]any
-}
-
-// NodeSet is a draft's node set, in the operator's shape.
-type NodeSet struct {
-	Name   string `json:"name"`
-	Groups []struct {
-		Name    string   `json:"name"`
-		Workers []string `json:"workers,omitempty"`
-		Devices struct {
-			NVMe []string `json:"nvme,omitempty"`
-		} `json:"devices"`
-	} `json:"groups,omitempty"`
+	NodeSets                   []storagev1alpha2.NodeSet
+	Cluster                    *storagev1alpha2.Sizing
 }
 
 // Storage is the StorageCluster's status.
 type Storage struct {
 	Name, Phase, UUID, Pool string
-	Nodes                   []StorageNode
-}
-
-// StorageNode is one node of the StorageCluster.
-type StorageNode struct {
-	Name     string `json:"name"`
-	Phase    string `json:"phase,omitempty"`
-	Hostname string `json:"hostname,omitempty"`
+	Nodes                   []storagev1alpha2.StorageNodeStatus
 }
 
 // Read returns what the site reported through w; the zero Report when nothing came back.

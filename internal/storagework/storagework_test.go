@@ -111,7 +111,7 @@ func TestRead(t *testing.T) {
 	}
 	d := rep.Draft
 	if !d.Exists || d.Phase != "Expanded" || !d.Approved || !slices.Equal(d.NodeRefs, []string{"w1", "w2"}) || d.ClusterRef != "sc-1" ||
-		len(d.NodeSets) != 1 || d.NodeSets[0].Groups[0].Devices.NVMe[0] != "nvme0n1" || d.Cluster["vcpuCount"] != float64(4) {
+		len(d.NodeSets) != 1 || d.NodeSets[0].Groups[0].Devices.NVMe[0] != "nvme0n1" || d.Cluster == nil || d.Cluster.VCPUCount == nil || *d.Cluster.VCPUCount != 4 {
 		t.Errorf("draft %+v", d)
 	}
 	if s := rep.Storage; s.Phase != "Online" || s.UUID != "u-1" || s.Pool != "pool-sc-1" || len(s.Nodes) != 1 || s.Nodes[0].Hostname != "w1.local" {

@@ -1,0 +1,281 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	workv1 "open-cluster-management.io/api/work/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	storagev1alpha2 "github.com/umkim/terraform-provider-fleet/api/storage/v1alpha2"
+	"github.com/umkim/terraform-provider-fleet/internal/storagework"
+)
+
+// +kubebuilder:rbac:groups=storage.simplyblock.io,resources=storagesitedeployments,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=storage.simplyblock.io,resources=storagesitedeployments/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=storage.simplyblock.io,resources=storagesitedeployments/finalizers,verbs=update
+
+// Requeue cadence of a StorageSiteDeployment: the site answers through the work's status, which
+// is watched, so these only bound how stale a missed change can get.
+const (
+	storageRequeueInProgress = 15 * time.Second
+	storageRequeueOnline     = 2 * time.Minute
+	// storageFinalizer lets the reconciler release the work before the request goes.
+	storageFinalizer = "storage.simplyblock.io/hub-deploy"
+)
+
+// StorageSiteReconciler carries each StorageSiteDeployment to its site in one ManifestWork
+// (internal/storagework) and projects the site's draft, StorageCluster and nodes back into its
+// status. It is the hub side of the simplyblock operator's StorageSiteDeployment: run it only on
+// a hub where that operator does not run its own (--controllers without storage-site).
+type StorageSiteReconciler struct {
+	client.Client
+}
+
+// Reconcile delivers one request and reports what its site answered.
+func (r *StorageSiteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var d storagev1alpha2.StorageSiteDeployment
+	if err := r.Get(ctx, req.NamespacedName, &d); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	workKey := types.NamespacedName{Namespace: d.Spec.Cluster, Name: storagework.WorkName(d.Namespace, d.Name)}
+	if !d.DeletionTimestamp.IsZero() {
+		// The work orphans what it made: the site keeps its storage cluster.
+		if controllerutil.ContainsFinalizer(&d, storageFinalizer) {
+			w := &workv1.ManifestWork{}
+			w.Namespace, w.Name = workKey.Namespace, workKey.Name
+			if err := client.IgnoreNotFound(r.Delete(ctx, w)); err != nil {
+				return ctrl.Result{}, err
+			}
+			controllerutil.RemoveFinalizer(&d, storageFinalizer)
+			return ctrl.Result{}, r.Update(ctx, &d)
+		}
+		return ctrl.Result{}, nil
+	}
+	if controllerutil.AddFinalizer(&d, storageFinalizer) {
+		if err := r.Update(ctx, &d); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+
+	cluster := managedClusterMetadata()
+	err := r.Get(ctx, types.NamespacedName{Name: d.Spec.Cluster}, cluster)
+	if apierrors.IsNotFound(err) {
+		st := d.Status.DeepCopy()
+		st.ObservedGeneration, st.Phase = d.Generation, storagev1alpha2.PhasePending
+		st.Message = fmt.Sprintf("no ManagedCluster %q on the hub: join the site's cluster, or fix spec.cluster (which means a new request)", d.Spec.Cluster)
+		setCondition(&st.Conditions, d.Generation, storagev1alpha2.DeliveredCondition, false, storagev1alpha2.ReasonClusterNotFound, st.Message)
+		return ctrl.Result{RequeueAfter: storageRequeueInProgress}, r.writeStorageStatus(ctx, &d, st)
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+
+	var observed workv1.ManifestWork
+	var report storagework.Report
+	err = r.Get(ctx, workKey, &observed)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return ctrl.Result{}, err
+	default:
+		if report, err = storagework.Read(&observed); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	request, err := storageRequest(&d)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	desired, err := storagework.New(request, report)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.applyWork(ctx, &observed, desired); err != nil {
+		st := d.Status.DeepCopy()
+		st.ObservedGeneration = d.Generation
+		setCondition(&st.Conditions, d.Generation, storagev1alpha2.DeliveredCondition, false, storagev1alpha2.ReasonDeliveryFailed,
+			fmt.Sprintf("writing ManifestWork %s: %v", workKey, err))
+		return ctrl.Result{}, errors.Join(err, r.writeStorageStatus(ctx, &d, st))
+	}
+
+	st := storageStatus(&d, report, workKey.Name)
+	requeue := storageRequeueInProgress
+	if st.Phase == storagev1alpha2.PhaseOnline {
+		requeue = storageRequeueOnline
+	}
+	return ctrl.Result{RequeueAfter: requeue}, r.writeStorageStatus(ctx, &d, st)
+}
+
+// applyWork creates the work, or updates it when its manifests or labels differ.
+func (r *StorageSiteReconciler) applyWork(ctx context.Context, observed, desired *workv1.ManifestWork) error {
+	if observed.UID == "" {
+		Writes.WithLabelValues(kindWork, verbCreate).Inc()
+		return r.Create(ctx, desired)
+	}
+	if workUpToDate(observed, desired) && equality.Semantic.DeepEqual(observed.Spec.ManifestConfigs, desired.Spec.ManifestConfigs) {
+		return nil
+	}
+	upd := observed.DeepCopy()
+	for k, v := range desired.Labels {
+		metav1.SetMetaDataLabel(&upd.ObjectMeta, k, v)
+	}
+	upd.Spec = desired.Spec
+	Writes.WithLabelValues(kindWork, verbUpdate).Inc()
+	return r.Update(ctx, upd)
+}
+
+func (r *StorageSiteReconciler) writeStorageStatus(ctx context.Context, d *storagev1alpha2.StorageSiteDeployment, st *storagev1alpha2.StorageSiteDeploymentStatus) error {
+	if equality.Semantic.DeepEqual(&d.Status, st) {
+		return nil
+	}
+	d.Status = *st
+	Writes.WithLabelValues(kindStorageSite, verbStatus).Inc()
+	return r.Status().Update(ctx, d)
+}
+
+// storageRequest is what d asks of its site, in the operator's JSON shape.
+func storageRequest(d *storagev1alpha2.StorageSiteDeployment) (storagework.Request, error) {
+	r := storagework.Request{Namespace: d.Namespace, Name: d.Name, Cluster: d.Spec.Cluster, SiteNamespace: d.Spec.SiteNamespace,
+		DraftName: d.Spec.DraftName, Approved: d.Spec.Approved}
+	for _, f := range []struct {
+		from any
+		into *map[string]any
+	}{{d.Spec.Discover, &r.Discover}, {d.Spec.Sizing, &r.Sizing}} {
+		raw, err := json.Marshal(f.from)
+		if err != nil {
+			return r, err
+		}
+		if err := json.Unmarshal(raw, f.into); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+// storageStatus is d's status from what its site reported: plain inputs, no I/O.
+func storageStatus(d *storagev1alpha2.StorageSiteDeployment, rep storagework.Report, work string) *storagev1alpha2.StorageSiteDeploymentStatus {
+	st := d.Status.DeepCopy()
+	gen := d.Generation
+	st.ObservedGeneration, st.WorkName = gen, work
+	set := func(t string, ok bool, reason, msg string) { setCondition(&st.Conditions, gen, t, ok, reason, msg) }
+
+	if rep.Delivered {
+		set(storagev1alpha2.DeliveredCondition, true, storagev1alpha2.ReasonWorkApplied, fmt.Sprintf("ManifestWork %s/%s is applied on the site", d.Spec.Cluster, work))
+	} else {
+		set(storagev1alpha2.DeliveredCondition, false, storagev1alpha2.ReasonWorkPending,
+			fmt.Sprintf("waiting for the site's work agent to apply ManifestWork %s/%s%s", d.Spec.Cluster, work, suffix(rep.DeliveryMessage)))
+	}
+
+	dr := rep.Draft
+	st.Draft = nil
+	if dr.Exists {
+		st.Draft = &storagev1alpha2.DraftStatus{Name: d.Spec.DraftName, Phase: storagev1alpha2.DraftPhase(dr.Phase), Message: dr.Message,
+			Approved: dr.Approved, Cluster: dr.Cluster, NodeSets: dr.NodeSets, NodeRefs: dr.NodeRefs}
+	}
+	draftFailed := dr.Phase == string(storagev1alpha2.DraftPhaseFailed)
+	runFailed := rep.Run.Phase == "Failed"
+	hasNodes := len(dr.NodeRefs) > 0
+	switch {
+	case draftFailed || runFailed:
+		set(storagev1alpha2.DiscoveredCondition, false, storagev1alpha2.ReasonDraftFailed, firstNonEmpty(dr.Message, rep.Run.Message, "the site's discovery failed"))
+	case hasNodes:
+		set(storagev1alpha2.DiscoveredCondition, true, storagev1alpha2.ReasonDraftHasNodes, fmt.Sprintf("draft %s names %d nodes", d.Spec.DraftName, len(dr.NodeRefs)))
+	case dr.Exists:
+		set(storagev1alpha2.DiscoveredCondition, false, storagev1alpha2.ReasonDraftHasNoNodes, fmt.Sprintf("draft %s names no nodes%s", d.Spec.DraftName, suffix(dr.Message)))
+	default:
+		set(storagev1alpha2.DiscoveredCondition, false, storagev1alpha2.ReasonWaitingForSite,
+			fmt.Sprintf("discovery %s has not written draft %s yet%s", rep.Run.Name, d.Spec.DraftName, suffix(rep.Run.Phase)))
+	}
+	switch {
+	case !d.Spec.Approved:
+		set(storagev1alpha2.ApprovedCondition, false, storagev1alpha2.ReasonNotApproved, "spec.approved is false: review status.draft, then approve")
+	case dr.Approved:
+		set(storagev1alpha2.ApprovedCondition, true, storagev1alpha2.ReasonDraftApproved, fmt.Sprintf("draft %s is approved on the site", d.Spec.DraftName))
+	default:
+		set(storagev1alpha2.ApprovedCondition, false, storagev1alpha2.ReasonApprovalDelivered, "the approval is delivered once the draft names nodes; waiting for the site's draft to carry it")
+	}
+
+	s := rep.Storage
+	st.StorageCluster = nil
+	if s.Name != "" {
+		st.StorageCluster = &storagev1alpha2.StorageClusterStatus{Name: s.Name, UUID: s.UUID, Phase: s.Phase, Pool: s.Pool, Nodes: s.Nodes}
+	}
+	online := s.Phase == "Online"
+	switch {
+	case online:
+		set(storagev1alpha2.ReadyCondition, true, storagev1alpha2.ReasonOnline, fmt.Sprintf("storage cluster %s (%s) is Online with %d nodes", s.Name, s.UUID, len(s.Nodes)))
+	case s.Phase == "Failed":
+		set(storagev1alpha2.ReadyCondition, false, storagev1alpha2.ReasonStorageClusterFailed, fmt.Sprintf("storage cluster %s failed", s.Name))
+	case draftFailed || runFailed:
+		set(storagev1alpha2.ReadyCondition, false, storagev1alpha2.ReasonDraftFailed, "the site's draft failed")
+	case d.Spec.Approved && hasNodes:
+		set(storagev1alpha2.ReadyCondition, false, storagev1alpha2.ReasonDeploying, fmt.Sprintf("the approved draft is expanding (%s)", firstNonEmpty(dr.Phase, "waiting")))
+	default:
+		set(storagev1alpha2.ReadyCondition, false, storagev1alpha2.ReasonWaitingForSite, "no storage cluster yet")
+	}
+
+	switch {
+	case draftFailed || runFailed || s.Phase == "Failed":
+		st.Phase = storagev1alpha2.PhaseFailed
+		st.Message = firstNonEmpty(dr.Message, rep.Run.Message, "the site reported a failure")
+	case online:
+		st.Phase, st.Message = storagev1alpha2.PhaseOnline, fmt.Sprintf("storage cluster %s is Online: uuid %s, pool %s", s.Name, s.UUID, s.Pool)
+	case d.Spec.Approved && hasNodes:
+		st.Phase, st.Message = storagev1alpha2.PhaseDeploying, fmt.Sprintf("draft %s is approved and expanding on the site", d.Spec.DraftName)
+	case hasNodes:
+		st.Phase, st.Message = storagev1alpha2.PhaseDrafted, fmt.Sprintf("draft %s names %d nodes: review status.draft, then set approved", d.Spec.DraftName, len(dr.NodeRefs))
+	case rep.Delivered:
+		st.Phase, st.Message = storagev1alpha2.PhaseDiscovering, fmt.Sprintf("discovery %s runs on the site%s", rep.Run.Name, suffix(rep.Run.Phase))
+	default:
+		st.Phase, st.Message = storagev1alpha2.PhasePending, "waiting for the site's work agent to apply the request"
+	}
+	return st
+}
+
+func suffix(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// SetupWithManager registers the reconciler: a request is reconciled on its own changes and on
+// any change of its work, status included.
+func (r *StorageSiteReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("storage-site").
+		For(&storagev1alpha2.StorageSiteDeployment{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(deploymentOfWork), builder.WithPredicates(component(storagework.Component))).
+		Complete(r)
+}
+
+// deploymentOfWork maps a storage work to its StorageSiteDeployment.
+func deploymentOfWork(_ context.Context, obj client.Object) []ctrl.Request {
+	l := obj.GetLabels()
+	if l[storagework.DeploymentNameLabel] == "" {
+		return nil
+	}
+	return []ctrl.Request{{NamespacedName: types.NamespacedName{Namespace: l[storagework.DeploymentNamespaceLabel], Name: l[storagework.DeploymentNameLabel]}}}
+}
