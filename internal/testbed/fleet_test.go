@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -383,8 +384,12 @@ func TestSpokeCRDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(crds) != 1 || crds[0].Name != "appliedmanifestworks.work.open-cluster-management.io" {
-		t.Fatalf("spoke CRDs: %d", len(crds))
+	var names []string
+	for _, c := range crds {
+		names = append(names, c.Name)
+	}
+	if want := []string{"appliedmanifestworks.work.open-cluster-management.io", "ocipulls.fleet.umkim.io"}; !slices.Equal(names, want) {
+		t.Fatalf("spoke CRDs %v, want %v: the work agent's and the agent's", names, want)
 	}
 }
 

@@ -29,6 +29,18 @@ import (
 // FLEET_REQUIRE_TESTBED=1.
 func startHub(t *testing.T) *Hub {
 	t.Helper()
+	h := startHubKeep(t)
+	t.Cleanup(func() {
+		if err := h.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return h
+}
+
+// startHubKeep starts a hub and leaves stopping it to the caller.
+func startHubKeep(t *testing.T) *Hub {
+	t.Helper()
 	begin := time.Now()
 	h, err := Start(t.Context(), Options{})
 	if errors.Is(err, ErrBinariesMissing) && os.Getenv(EnvRequire) != "1" {
@@ -38,11 +50,6 @@ func startHub(t *testing.T) *Hub {
 		t.Fatal(err)
 	}
 	t.Logf("hub started in %v at %s", time.Since(begin).Round(time.Millisecond), h.APIServerURL())
-	t.Cleanup(func() {
-		if err := h.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
 	return h
 }
 
@@ -191,7 +198,9 @@ func TestHub(t *testing.T) {
 // TestReapStale plays a run killed before Stop: its hub's owner is gone, so the next Start's
 // sweep must end its processes and remove its folder.
 func TestReapStale(t *testing.T) {
-	h := startHub(t)
+	h := startHubKeep(t)
+	// The reap ends the hub's processes, so stopping it afterwards may find none to signal.
+	t.Cleanup(func() { _ = h.Stop() })
 	dead := exec.Command("true")
 	if err := dead.Run(); err != nil {
 		t.Fatal(err)
