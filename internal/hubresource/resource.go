@@ -92,6 +92,13 @@ type Kind[M any] struct {
 	// CheckPlan runs hub-aware checks on a planned change (see PlanCheck). It is called only when
 	// the hub can be asked; its context is bounded by Env.CheckTimeout.
 	CheckPlan func(ctx context.Context, c PlanCheck[M]) diag.Diagnostics
+
+	// Await, when set, runs after every successful apply (create and update) with the object the
+	// hub returned, to wait for what the configuration asks of the object's status. Its context is
+	// bounded by the operation's timeout. It returns the object to store in state (the last one it
+	// read; nil keeps applied). On error the object is stored all the same, since it is on the hub:
+	// Terraform then marks a created resource tainted.
+	Await func(ctx context.Context, c *hub.Client, applied *unstructured.Unstructured, plan *M) (*unstructured.Unstructured, diag.Diagnostics)
 }
 
 // ExpandRequest is what Expand builds an object from.
@@ -343,9 +350,17 @@ func (r *Resource[M, P]) apply(ctx context.Context, plan, prior *M, config model
 		r.hubError(diags, "apply", ns, name, err)
 		return
 	}
+	var waited diag.Diagnostics
+	if r.kind.Await != nil {
+		var last *unstructured.Unstructured
+		if last, waited = r.kind.Await(ctx, r.env.Client, out, plan); last != nil {
+			out = last
+		}
+	}
 	if r.flatten(ctx, out, plan, diags); !diags.HasError() {
 		diags.Append(state.Set(ctx, plan)...)
 	}
+	diags.Append(waited...)
 }
 
 func (r *Resource[M, P]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {

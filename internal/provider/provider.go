@@ -212,6 +212,7 @@ func (p *fleetProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		newOCIRegistryResource,
 		newOCIRouteResource,
+		newStorageSiteDeploymentResource,
 	}
 }
 
@@ -220,6 +221,7 @@ func (p *fleetProvider) DataSources(context.Context) []func() datasource.DataSou
 		newOCIChainDataSource,
 		newOCIPullStatusDataSource,
 		newOCIRoutingDataSource,
+		newStorageSiteDeploymentDataSource,
 	}
 }
 

@@ -1,0 +1,46 @@
+# Storage for the site "edge-berlin": discover its NVMe workers, size the draft, and approve it
+# once its nodes have been reviewed. Needs a controller on the hub that carries the request to
+# the site: `fleet-controller hub` (storage-site reconciler) or the simplyblock operator.
+resource "fleet_storage_site_deployment" "berlin" {
+  name    = "edge-berlin"
+  cluster = "edge-berlin" # the OCM ManagedCluster
+
+  discover = {
+    workers       = ["worker-1", "worker-2", "worker-3"]
+    node_selector = { "storage.simplyblock.io/nvme" = "true" }
+  }
+
+  sizing = {
+    name                = "berlin"
+    vcpu_count          = 4
+    min_huge_pages_size = "8G"
+    max_subsystem_count = 64
+    stripe = {
+      data_chunks   = 2
+      parity_chunks = 1
+    }
+  }
+
+  # First apply: approved = false, wait_for = "drafted"; review draft.node_sets. Then approve.
+  # Approval is one-way: setting it back to false fails the plan.
+  approved = true
+  wait_for = "online"
+
+  timeouts {
+    create = "30m"
+    update = "30m"
+  }
+}
+
+# The nodes the site's discovery found, for review before approving.
+output "berlin_draft_nodes" {
+  value = fleet_storage_site_deployment.berlin.draft.node_refs
+}
+
+# What a simplyblock StorageClass on the site names (known once the cluster is Online).
+output "berlin_storage" {
+  value = {
+    cluster_id = fleet_storage_site_deployment.berlin.storage_cluster.uuid
+    pool_name  = fleet_storage_site_deployment.berlin.storage_cluster.pool
+  }
+}
