@@ -103,15 +103,12 @@ func (r *StorageSiteReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	st := storageStatus(&d, report, workKey.Name)
 	if err := r.applyWork(ctx, &observed, desired); err != nil {
-		st := d.Status.DeepCopy()
-		st.ObservedGeneration = d.Generation
 		setCondition(&st.Conditions, d.Generation, storagev1alpha2.DeliveredCondition, false, storagev1alpha2.ReasonDeliveryFailed,
 			fmt.Sprintf("writing ManifestWork %s: %v", workKey, err))
 		return ctrl.Result{}, errors.Join(err, r.writeStorageStatus(ctx, &d, st))
 	}
-
-	st := storageStatus(&d, report, workKey.Name)
 	requeue := storageRequeueInProgress
 	if st.Phase == storagev1alpha2.PhaseOnline {
 		requeue = storageRequeueOnline

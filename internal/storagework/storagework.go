@@ -5,7 +5,8 @@
 //   - the OperatorOps Discover run, named after what it discovers, so that a changed discovery is
 //     a new run;
 //   - the draft (ClusterDeploymentConfig) the run writes: read-only until the draft names nodes,
-//     then server-side applied with field manager hub-deploy, owning only the sizing fields the
+//     then server-side applied with field manager work-agent-hub-deploy (OCM requires the
+//     work-agent prefix of the operator's hub-deploy), owning only the sizing fields the
 //     request sets and, once approved, spec.approved (nodeSets stay the site's);
 //   - the StorageCluster the approved draft expands into, read-only, once the draft names it.
 //
@@ -36,7 +37,9 @@ var (
 
 const (
 	Component  = "storage-site"
-	FieldOwner = "hub-deploy"
+	// FieldOwner is the field manager of what the hub applies onto the draft: the operator's
+	// hub-deploy, with the prefix OCM requires of a ManifestWork's server-side apply manager.
+	FieldOwner = "work-agent-hub-deploy"
 
 	// Labels naming the StorageSiteDeployment a work belongs to (it lives in another namespace,
 	// where an owner reference cannot point).
@@ -93,7 +96,7 @@ func New(r Request, last Report) (*workv1.ManifestWork, error) {
 			ResourceIdentifier: workv1.ResourceIdentifier{Group: Group, Resource: resource, Name: name, Namespace: r.SiteNamespace},
 			UpdateStrategy:     strategy,
 			FeedbackRules:      []workv1.FeedbackRule{{Type: workv1.JSONPathsType, JsonPaths: paths}},
-			FeedbackScrapeType: workv1.FeedbackWatchType, // status sent when it changes, not polled
+			FeedbackScrapeType: workv1.FeedbackWatchType,
 		})
 		return nil
 	}

@@ -50,7 +50,7 @@ func TestNewFollowsTheSite(t *testing.T) {
 	w, _ = New(req, Report{Draft: Draft{Exists: true, NodeRefs: []string{"w1"}}})
 	_, objs = manifests(t, w)
 	s := w.Spec.ManifestConfigs[1].UpdateStrategy
-	if s.Type != workv1.UpdateStrategyTypeServerSideApply || s.ServerSideApply.FieldManager != "hub-deploy" {
+	if s.Type != workv1.UpdateStrategyTypeServerSideApply || s.ServerSideApply.FieldManager != "work-agent-hub-deploy" {
 		t.Errorf("draft strategy %+v", s)
 	}
 	dspec := objs[1]["spec"].(map[string]any)
