@@ -310,14 +310,23 @@ func validateStorageSiteDeployment(_ context.Context, m *storageSiteDeploymentMo
 	return diags
 }
 
+// quantityRE is the pattern of sizing.minHugePagesSize in the CRD (api/storage/v1alpha2): an
+// unsigned Kubernetes quantity.
+var quantityRE = regexp.MustCompile(`^(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$`)
+
 // checkQuantity accepts what both the hub (the CRD's pattern) and the site (a Kubernetes quantity)
 // accept: an unsigned quantity.
 func checkQuantity(s string) error {
 	if strings.HasPrefix(s, "-") || strings.HasPrefix(s, "+") {
 		return fmt.Errorf("a size has no sign")
 	}
-	_, err := k8sresource.ParseQuantity(s)
-	return err
+	if _, err := k8sresource.ParseQuantity(s); err != nil {
+		return err
+	}
+	if !quantityRE.MatchString(s) {
+		return fmt.Errorf("quantities must match the regular expression '%s'", quantityRE)
+	}
+	return nil
 }
 
 func expandStorageSiteDeployment(_ context.Context, req hubresource.ExpandRequest[storageSiteDeploymentModel]) (*unstructured.Unstructured, diag.Diagnostics) {
