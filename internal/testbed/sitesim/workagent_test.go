@@ -37,6 +37,7 @@ func manifest(t *testing.T, obj map[string]any) workv1.Manifest {
 	return workv1.Manifest{RawExtension: runtime.RawExtension{Raw: raw}}
 }
 
+// jsonPaths are feedback rules for .status.<name> of each name.
 func jsonPaths(names ...string) []workv1.FeedbackRule {
 	var paths []workv1.JsonPath
 	for _, n := range names {
@@ -67,10 +68,11 @@ func feedbackOf(w *workv1.ManifestWork, resource, name string) map[string]string
 
 // TestThroughWorkAgent delivers a discovery and then sizing and approval to the simulator through
 // OCM's real work agent, as the hub's reconciler does, and reads the site's answer back through
-// status feedback: the field paths the hub depends on.
+// status feedback: the field paths the hub depends on, as internal/storagework asks for them.
 func TestThroughWorkAgent(t *testing.T) {
 	begin := time.Now()
-	f := testbed.StartFleetT(t, testbed.FleetOptions{Clusters: 1, StatusSyncInterval: time.Second})
+	// Feedback is watched (FeedbackWatchType), not polled: a long sync interval shows it.
+	f := testbed.StartFleetT(t, testbed.FleetOptions{Clusters: 1, StatusSyncInterval: 30 * time.Second})
 	spoke := f.Clusters[0]
 	t.Logf("fleet of one cluster started in %v", time.Since(begin).Round(time.Millisecond))
 	stop, err := sitesim.Start(t.Context(), spoke.Config, sitesim.Options{StepDelay: step})
@@ -119,7 +121,7 @@ func TestThroughWorkAgent(t *testing.T) {
 			"spec":     map[string]any{"action": "Discover", "discover": map[string]any{"configName": "site-b"}},
 		})}},
 		ManifestConfigs: []workv1.ManifestConfigOption{{ResourceIdentifier: siteResource("operatorops", "discover-1"),
-			FeedbackRules: jsonPaths("phase", "configRef", "message")}},
+			FeedbackScrapeType: workv1.FeedbackWatchType, FeedbackRules: jsonPaths("phase", "configRef", "message")}},
 		DeleteOption: &workv1.DeleteOption{PropagationPolicy: workv1.DeletePropagationPolicyTypeOrphan},
 	}}
 	if err := hub.Create(ctx, work); err != nil {
@@ -153,11 +155,11 @@ func TestThroughWorkAgent(t *testing.T) {
 		}))
 	work.Spec.ManifestConfigs = append(work.Spec.ManifestConfigs,
 		workv1.ManifestConfigOption{ResourceIdentifier: siteResource("clusterdeploymentconfigs", "site-b"),
-			FeedbackRules: jsonPaths("phase", "message", "nodeRefs", "clusterRef"),
+			FeedbackScrapeType: workv1.FeedbackWatchType, FeedbackRules: jsonPaths("phase", "message", "nodeRefs", "clusterRef"),
 			UpdateStrategy: &workv1.UpdateStrategy{Type: workv1.UpdateStrategyTypeServerSideApply,
 				ServerSideApply: &workv1.ServerSideApplyConfig{Force: true, FieldManager: "work-agent-hub-deploy"}}},
 		workv1.ManifestConfigOption{ResourceIdentifier: siteResource("storageclusters", "sc-b"),
-			FeedbackRules:  jsonPaths("phase", "uuid", "pool", "nodes"),
+			FeedbackScrapeType: workv1.FeedbackWatchType, FeedbackRules: jsonPaths("phase", "uuid", "pool", "nodes"),
 			UpdateStrategy: &workv1.UpdateStrategy{Type: workv1.UpdateStrategyTypeReadOnly}})
 	if err := hub.Update(ctx, work); err != nil {
 		t.Fatal(err)
