@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -105,6 +106,21 @@ func Start(ctx context.Context, cfg *rest.Config, opts Options) (stop func() err
 		cancel()
 		return <-done
 	}), nil
+}
+
+// StartT is Start for one test: it fails the test on error and stops the simulator when the test
+// ends.
+func StartT(t testing.TB, cfg *rest.Config, opts Options) {
+	t.Helper()
+	stop, err := Start(t.Context(), cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
+	})
 }
 
 // Setup adds the simulator's reconcilers to mgr, whose scheme must hold Scheme's kinds. The site

@@ -75,15 +75,7 @@ func TestThroughWorkAgent(t *testing.T) {
 	f := testbed.StartFleetT(t, testbed.FleetOptions{Clusters: 1, StatusSyncInterval: 30 * time.Second})
 	spoke := f.Clusters[0]
 	t.Logf("fleet of one cluster started in %v", time.Since(begin).Round(time.Millisecond))
-	stop, err := sitesim.Start(t.Context(), spoke.Config, sitesim.Options{StepDelay: step})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := stop(); err != nil {
-			t.Error(err)
-		}
-	})
+	sitesim.StartT(t, spoke.Config, sitesim.Options{StepDelay: step})
 	ctx := t.Context()
 	sc, err := client.New(spoke.Config, client.Options{Scheme: sitesim.Scheme()})
 	if err != nil {
