@@ -450,6 +450,52 @@ func TestAccStorageSiteDeployment_waitForDrafted(t *testing.T) {
 	})
 }
 
+// TestAccStorageSiteDeployment_uuidFeedsAReference: with wait_for = "online" (the site stood in
+// for by fakeSite), another resource of the same configuration gets the storage cluster's uuid
+// and pool at apply, and a later update of the deployment does not re-plan it.
+func TestAccStorageSiteDeployment_uuidFeedsAReference(t *testing.T) {
+	kube := testHub(t)
+	ws := testWorkspace(t, kube)
+	site := newHubFixtures(t, ws).Cluster("site", "", nil)
+	h := newSSDHub(t, ws)
+	fakeSite(t, h, "site-a", onlineStatus)
+	config := func(vcpus int) string {
+		return ssdConfig(ws, site, fmt.Sprintf("  approved = true\n  wait_for = \"online\"\n  sizing = { vcpu_count = %d }\n", vcpus)) + `
+resource "terraform_data" "storage_class" {
+  input = {
+    cluster_id = fleet_storage_site_deployment.s.storage_cluster.uuid
+    pool_name  = fleet_storage_site_deployment.s.storage_cluster.pool
+  }
+}
+`
+	}
+	sc := "terraform_data.storage_class"
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Providers,
+		CheckDestroy:             h.checkGone,
+		Steps: []resource.TestStep{
+			{
+				Config: config(4),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectUnknownValue(sc, tfjsonpath.New("input").AtMapKey("cluster_id")),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(sc, tfjsonpath.New("output"), knownvalue.ObjectExact(map[string]knownvalue.Check{
+						"cluster_id": knownvalue.StringExact("3f2b7c1e-uuid"), "pool_name": knownvalue.StringExact("pool-a")})),
+					statecheck.ExpectKnownValue(ssdAddr, ssdValue("phase"), knownvalue.StringExact("Online")),
+				},
+			},
+			{
+				Config: config(8),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(ssdAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectResourceAction(sc, plancheck.ResourceActionNoop),
+				}},
+			},
+		},
+	})
+}
+
 // TestAccStorageSiteDeployment_waitForOnline needs the real path: `fleet-controller hub` with its
 // storage-site reconciler, the OCM work agent and the site simulator on a workload cluster of
 // the local fleet. Left for the engineer who owns them (see the report of this change).
