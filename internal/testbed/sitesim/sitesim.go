@@ -37,6 +37,8 @@ const (
 	FieldManager = "simplyblock-operator-sim"
 	// DefaultStepDelay is how long each phase of a run, an expansion and a node's start take.
 	DefaultStepDelay = 300 * time.Millisecond
+
+	syncTimeout = 60 * time.Second // for the informers, on a loaded machine
 )
 
 // Options configure the simulator. The zero value is ready to use.
@@ -95,9 +97,11 @@ func Start(ctx context.Context, cfg *rest.Config, opts Options) (stop func() err
 	go func() { done <- mgr.Start(runCtx) }()
 	// The informers the reconcilers use, started and synced now so that the simulator acts on
 	// the first object a caller creates.
+	syncCtx, synced := context.WithTimeout(runCtx, syncTimeout)
+	defer synced()
 	for _, obj := range []client.Object{&corev1.Node{}, &v1alpha2.OperatorOps{}, &v1alpha2.ClusterDeploymentConfig{},
 		&v1alpha2.StorageCluster{}, &v1alpha2.StorageNode{}} {
-		if _, err := mgr.GetCache().GetInformer(runCtx, obj); err != nil {
+		if _, err := mgr.GetCache().GetInformer(syncCtx, obj); err != nil {
 			cancel()
 			return nil, errors.Join(fmt.Errorf("site simulator: informer of %T: %w", obj, err), <-done)
 		}
