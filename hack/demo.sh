@@ -8,7 +8,8 @@
 # Then the pull story on eu-01 (examples/local-fleet): an artifact pushed to the source only
 # waits for replication to the mirror, is pulled from the mirror once copied, and when the mirror
 # stops the next pull fails over to the source; each step as fleet_oci_pull_status and kubectl
-# show it. The fleet and the controller keep running so you can explore them; `make fleet-down`
+# show it. Last, storage for site us-01 (examples/local-storage), whose simplyblock operator is the
+# test bed's simulator: the draft's nodes, then approval and the storage cluster Online. The fleet and the controller keep running so you can explore them; `make fleet-down`
 # stops them and removes .fleet/ (the demo's state included).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +18,7 @@ fleet=.fleet
 
 hack/fleet-down.sh >/dev/null # a fresh fleet: the story needs its registries and agents
 FLEET_REGISTRIES=source,mirror FLEET_AGENT=$root/bin/fleet-controller FLEET_AGENT_ARGS="--backoff-max 2s" FLEET_SYNC=1s \
-  hack/fleet-up.sh
+  FLEET_SITE_SIMULATOR=us-01 hack/fleet-up.sh
 export KUBE_CONFIG_PATH=$root/$fleet/kubeconfig
 HUB_DIR=$fleet hack/controller-up.sh
 
@@ -114,6 +115,23 @@ demohub push source fleet/apps/web:1.1
 demohub pull eu-01 web apps/web:1.1
 await '{.status.active}/{.status.pulled}' local-source/1
 show
+
+# ---------------------------------------------------------------------------------------------
+# The storage story on us-01, whose simplyblock operator is the test bed's simulator.
+usctl() { bin/kubectl --kubeconfig "$fleet/us-01.kubeconfig" "$@"; }
+storage=$root/$fleet/storage
+mkdir -p "$storage"
+cp examples/local-storage/*.tf "$storage/"
+outputs() { sed -n '/^Outputs:/,$p'; }
+echo
+echo "== storage for site us-01 (examples/local-storage): discovery drafts the site's NVMe workers =="
+(cd "$storage" && "$root/bin/tofu" apply -auto-approve -input=false -no-color | outputs)
+hubctl -n fleet-default get storagesitedeployments -o wide
+echo
+echo "== approved: the site expands the draft; the apply waits for the storage cluster =="
+(cd "$storage" && "$root/bin/tofu" apply -auto-approve -input=false -no-color -var approved=true | outputs)
+echo "-- kubectl on us-01: what the (simulated) operator made"
+usctl -n simplyblock get storageclusters,storagenodes
 
 cat <<DONE
 

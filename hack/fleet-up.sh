@@ -12,6 +12,8 @@
 #   FLEET_AGENT       path of fleet-controller to run `fleet-controller agent` on every cluster
 #                     (default none); FLEET_AGENT_ARGS adds flags to it
 #   FLEET_SYNC        the work agents' status sync interval (default 5s)
+#   FLEET_SITE_SIMULATOR  a cluster on which to run the test bed's simplyblock site simulator, with
+#                     NVMe worker Nodes, for StorageSiteDeployments (default none)
 #   FLEET_TIMEOUT     seconds to wait (default 300)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,6 +58,7 @@ echo "building hack/localfleet"
 go build -o "$fleet/localfleet" ./hack/localfleet
 nohup "$fleet/localfleet" -dir "$fleet" -clusters "$clusters" -registries "${FLEET_REGISTRIES:-}" \
   -agent "${FLEET_AGENT:-}" -agent-args "${FLEET_AGENT_ARGS:-}" -status-sync-interval "${FLEET_SYNC:-5s}" \
+  -site-simulator "${FLEET_SITE_SIMULATOR:-}" \
   >"$fleet/fleet.log" 2>&1 </dev/null &
 echo $! >"$fleet/pid"
 echo "starting the local fleet (pid $(cat "$fleet/pid"); clusters $clusters), waiting up to ${timeout}s"

@@ -14,8 +14,11 @@ import (
 	"syscall"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/umkim/terraform-provider-fleet/hack/internal/localrun"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
+	"github.com/umkim/terraform-provider-fleet/internal/testbed/sitesim"
 )
 
 // extras are what the fleet runs besides clusters and work agents: registries and
@@ -26,13 +29,19 @@ type extras struct {
 	users      map[string]localrun.Registry
 	agents     map[string]*exec.Cmd
 	exited     map[string]chan struct{}
+	stopSim    func() error
 	files      []string
 	info       []string
 }
 
-func startExtras(ctx context.Context, dir string, fleet *testbed.Fleet, registries []string, agentBin string, agentArgs []string) (*extras, error) {
+func startExtras(ctx context.Context, dir string, fleet *testbed.Fleet, registries []string, agentBin string, agentArgs []string, siteSim string) (*extras, error) {
 	x := &extras{dir: dir, registries: map[string]*testbed.Registry{}, users: map[string]localrun.Registry{},
 		agents: map[string]*exec.Cmd{}, exited: map[string]chan struct{}{}}
+	if siteSim != "" {
+		if err := x.startSiteSimulator(ctx, fleet, siteSim); err != nil {
+			return nil, err
+		}
+	}
 	for _, name := range registries {
 		f := localrun.Registry{Username: "pusher", Password: secret(), AgentUsername: "puller", AgentPassword: secret()}
 		r, err := testbed.StartRegistry(ctx, testbed.RegistryOptions{Username: f.Username, Password: f.Password,
@@ -105,9 +114,37 @@ func (x *extras) watch(reported map[string]bool) {
 	}
 }
 
-// stop ends the agents (SIGTERM, then SIGKILL after 10 s) and the registries.
+// startSiteSimulator runs the simplyblock site simulator on a cluster of the fleet, with three
+// NVMe workers and a control-plane node to discover.
+func (x *extras) startSiteSimulator(ctx context.Context, fleet *testbed.Fleet, name string) error {
+	c := fleet.Cluster(name)
+	if c == nil {
+		return fmt.Errorf("-site-simulator: the fleet has no cluster %q", name)
+	}
+	stop, err := sitesim.Start(context.WithoutCancel(ctx), c.Config, sitesim.Options{})
+	if err != nil {
+		return fmt.Errorf("site simulator on %s: %w", name, err)
+	}
+	x.stopSim = stop
+	spoke, err := client.New(c.Config, client.Options{Scheme: sitesim.Scheme()})
+	if err == nil {
+		err = sitesim.CreateNodes(ctx, spoke, sitesim.Node{Name: "worker-1"}, sitesim.Node{Name: "worker-2"}, sitesim.Node{Name: "worker-3"},
+			sitesim.Node{Name: "control-plane-1", ControlPlane: true})
+	}
+	if err != nil {
+		return errors.Join(err, x.stop())
+	}
+	x.info = append(x.info, fmt.Sprintf("cluster %s: simplyblock site simulator, Nodes worker-1..3 and control-plane-1", name))
+	return nil
+}
+
+// stop ends the site simulator, the agents (SIGTERM, then SIGKILL after 10 s) and the registries.
 func (x *extras) stop() error {
 	var errs []error
+	if x.stopSim != nil {
+		errs = append(errs, x.stopSim())
+		x.stopSim = nil
+	}
 	for name, cmd := range x.agents {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {

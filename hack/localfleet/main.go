@@ -40,6 +40,8 @@ func main() {
 		"for the fleet, with a push and a read-only user each; their addresses and credentials go to <dir>/registries.json")
 	agentBin := flags.String("agent", "", "path of fleet-controller: run `fleet-controller agent` on every cluster (log <dir>/<cluster>.agent.log)")
 	agentArgs := flags.String("agent-args", "", "further space-separated flags of every `fleet-controller agent`")
+	siteSim := flags.String("site-simulator", "", "name of a cluster on which to run the test bed's simplyblock site simulator "+
+		"(internal/testbed/sitesim), with three NVMe worker Nodes and a control-plane Node, for StorageSiteDeployments")
 	localrun.Program{Flags: flags, What: "fleet", Reap: testbed.ReapStaleFleets, Start: func(ctx context.Context, output io.Writer) (*localrun.Env, error) {
 		fleet, err := testbed.StartFleet(ctx, testbed.FleetOptions{
 			ClusterNames: names(*clusters), StatusSyncInterval: *syncEvery, Output: output,
@@ -48,7 +50,7 @@ func main() {
 		if err != nil {
 			return nil, err
 		}
-		extras, err := startExtras(ctx, *dir, fleet, names(*registries), *agentBin, strings.Fields(*agentArgs))
+		extras, err := startExtras(ctx, *dir, fleet, names(*registries), *agentBin, strings.Fields(*agentArgs), *siteSim)
 		if err != nil {
 			return nil, errors.Join(err, fleet.Stop())
 		}

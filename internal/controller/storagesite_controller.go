@@ -59,13 +59,12 @@ func (r *StorageSiteReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			if err := client.IgnoreNotFound(r.Delete(ctx, w)); err != nil {
 				return ctrl.Result{}, err
 			}
-			controllerutil.RemoveFinalizer(&d, storageFinalizer)
-			return ctrl.Result{}, r.Update(ctx, &d)
+			return ctrl.Result{}, r.patchFinalizers(ctx, &d, controllerutil.RemoveFinalizer)
 		}
 		return ctrl.Result{}, nil
 	}
-	if controllerutil.AddFinalizer(&d, storageFinalizer) {
-		if err := r.Update(ctx, &d); err != nil {
+	if !controllerutil.ContainsFinalizer(&d, storageFinalizer) {
+		if err := r.patchFinalizers(ctx, &d, controllerutil.AddFinalizer); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -114,6 +113,16 @@ func (r *StorageSiteReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		requeue = storageRequeueOnline
 	}
 	return ctrl.Result{RequeueAfter: requeue}, r.writeStorageStatus(ctx, &d, st)
+}
+
+// patchFinalizers adds or removes the finalizer with a merge patch of metadata.finalizers only:
+// an update would write the whole spec as this binary's types render it, fields the request's
+// author left out included.
+func (r *StorageSiteReconciler) patchFinalizers(ctx context.Context, d *storagev1alpha2.StorageSiteDeployment,
+	change func(client.Object, string) bool) error {
+	base := d.DeepCopy()
+	change(d, storageFinalizer)
+	return r.Patch(ctx, d, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
 }
 
 // applyWork creates the work, or updates it when its manifests or labels differ.
