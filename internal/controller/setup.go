@@ -51,6 +51,12 @@ var Reconcilers = map[string]func(ctrl.Manager, Options) error{
 	"storage-site": func(mgr ctrl.Manager, _ Options) error {
 		return (&StorageSiteReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
 	},
+	"sites": func(mgr ctrl.Manager, _ Options) error {
+		return (&SiteReconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}).SetupWithManager(mgr)
+	},
+	"cluster-joins": func(mgr ctrl.Manager, _ Options) error {
+		return (&ClusterJoinReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
+	},
 }
 
 // Setup adds the named reconcilers to mgr.

@@ -1,0 +1,381 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
+)
+
+// +kubebuilder:rbac:groups=fleet.umkim.io,resources=fleetclusterjoins,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=fleet.umkim.io,resources=fleetclusterjoins/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=fleet.umkim.io,resources=fleetclusterjoins/finalizers,verbs=update
+// +kubebuilder:rbac:groups=fleet.umkim.io,resources=fleetsites,verbs=get;list;watch
+// +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=managedclusters,verbs=get;list;watch;patch
+
+// What the cluster-joins and sites reconcilers write, for the writes metric.
+const (
+	kindClusterJoin    = "fleetclusterjoin"
+	kindManagedCluster = "managedcluster"
+	kindSite           = "fleetsite"
+	kindConfigMap      = "configmap"
+	verbPatch          = "patch"
+)
+
+// joinFinalizer lets the reconciler remove the join's labels from its cluster before the join goes.
+const joinFinalizer = "fleet.umkim.io/cluster-join"
+
+// Cache indexes of FleetClusterJoins.
+const (
+	joinSiteIndex    = "joinSite"    // FleetClusterJoin → spec.site
+	joinClusterIndex = "joinCluster" // FleetClusterJoin → spec.cluster
+)
+
+// ClusterJoinReconciler labels each FleetClusterJoin's ManagedCluster with its site
+// (fleet.site=<site>) and one label per capability (capability.fleet.umkim.io/<name>=true), and
+// reports Joined and Ready.
+//
+// It touches only the labels it set: the ManagedCluster's fleet.umkim.io/join-labels annotation
+// lists them and fleet.umkim.io/joined-by names the join, so that dropping a capability or the join
+// removes exactly those labels and no one else's. Every change is a JSON merge patch of those
+// labels and annotations with the cluster's resourceVersion, sent only when they differ.
+//
+// A port_forward ingress entry serves one cluster: of the joins bound to it, the one created
+// first (then by name) holds it, and every other is not Ready (IngressTaken, naming the holder).
+// A cluster is joined by one FleetClusterJoin: a second one for the same cluster is not Joined
+// (ClusterAlreadyJoined) and sets no labels.
+type ClusterJoinReconciler struct {
+	client.Client
+}
+
+func joinKey(j *v1alpha1.FleetClusterJoin) string { return j.Namespace + "/" + j.Name }
+
+// Reconcile labels one join's cluster and reports the join's conditions.
+func (r *ClusterJoinReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var j v1alpha1.FleetClusterJoin
+	if err := r.Get(ctx, req.NamespacedName, &j); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !j.DeletionTimestamp.IsZero() {
+		if !controllerutil.ContainsFinalizer(&j, joinFinalizer) {
+			return ctrl.Result{}, nil
+		}
+		if err := r.unlabel(ctx, &j); err != nil {
+			return ctrl.Result{}, err
+		}
+		controllerutil.RemoveFinalizer(&j, joinFinalizer)
+		Writes.WithLabelValues(kindClusterJoin, verbUpdate).Inc()
+		return ctrl.Result{}, client.IgnoreNotFound(r.Update(ctx, &j))
+	}
+	if controllerutil.AddFinalizer(&j, joinFinalizer) {
+		Writes.WithLabelValues(kindClusterJoin, verbUpdate).Inc()
+		if err := r.Update(ctx, &j); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+
+	st := j.Status.DeepCopy()
+	st.ObservedGeneration = j.Generation
+	set := func(typ string, ok bool, reason, msg string) { setCondition(&st.Conditions, j.Generation, typ, ok, reason, msg) }
+	notJoined := func(reason, msg string) (ctrl.Result, error) {
+		st.IngressMethod = ""
+		set(v1alpha1.JoinedCondition, false, reason, msg)
+		set(v1alpha1.ReadyCondition, false, reason, msg)
+		return ctrl.Result{}, r.writeJoinStatus(ctx, &j, st)
+	}
+
+	cluster := managedClusterMetadata()
+	err := r.Get(ctx, types.NamespacedName{Name: j.Spec.Cluster}, cluster)
+	if apierrors.IsNotFound(err) {
+		st.Labels = nil
+		return notJoined(v1alpha1.ReasonClusterNotFound, fmt.Sprintf("no ManagedCluster %q on the hub: it joins once OCM registers it", j.Spec.Cluster))
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if owner := cluster.GetAnnotations()[v1alpha1.JoinedByAnnotation]; owner != "" && owner != joinKey(&j) {
+		held, err := r.liveJoin(ctx, owner)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if held {
+			st.Labels = nil
+			return notJoined(v1alpha1.ReasonClusterAlreadyJoined, fmt.Sprintf("ManagedCluster %s is joined by FleetClusterJoin %s: a cluster joins one site; delete that join first", j.Spec.Cluster, owner))
+		}
+		// The owner is gone without cleaning up (say, its finalizer was removed by hand): its
+		// labels are taken over, and those this join does not want are removed below.
+	}
+
+	var site v1alpha1.FleetSite
+	err = r.Get(ctx, types.NamespacedName{Namespace: j.Namespace, Name: j.Spec.Site}, &site)
+	siteFound := err == nil
+	if err != nil && !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, err
+	}
+	desired := map[string]string{}
+	if siteFound {
+		desired = joinLabels(&j)
+	}
+	if err := r.label(ctx, cluster, joinKey(&j), desired); err != nil {
+		return ctrl.Result{}, err
+	}
+	st.Labels = sortedKeys(desired)
+	if !siteFound {
+		return notJoined(v1alpha1.ReasonSiteNotFound, fmt.Sprintf("no FleetSite %s/%s: the cluster is labelled once the site exists", j.Namespace, j.Spec.Site))
+	}
+	set(v1alpha1.JoinedCondition, true, v1alpha1.ReasonLabelled,
+		fmt.Sprintf("ManagedCluster %s is labelled %s", j.Spec.Cluster, strings.Join(labelPairs(desired), ", ")))
+
+	id := j.IngressID()
+	st.IngressMethod = ""
+	if id == "" {
+		set(v1alpha1.ReadyCondition, true, v1alpha1.ReasonReady, fmt.Sprintf("joined to site %s without an ingress entry", j.Spec.Site))
+		return ctrl.Result{}, r.writeJoinStatus(ctx, &j, st)
+	}
+	entry, ok := site.Entry(id)
+	if !ok {
+		set(v1alpha1.ReadyCondition, false, v1alpha1.ReasonIngressNotFound,
+			fmt.Sprintf("site %s has no ingress entry %q (it has: %s)", j.Spec.Site, id, strings.Join(entryIDs(&site), ", ")))
+		return ctrl.Result{}, r.writeJoinStatus(ctx, &j, st)
+	}
+	st.IngressMethod = entry.Method
+	if entry.Method == v1alpha1.IngressPortForward {
+		holder, err := r.entryHolder(ctx, j.Namespace, j.Spec.Site, id)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if holder != nil && holder.Name != j.Name {
+			set(v1alpha1.ReadyCondition, false, v1alpha1.ReasonIngressTaken,
+				fmt.Sprintf("ingress entry %q of site %s is a port_forward entry, which serves one cluster, and FleetClusterJoin %s (cluster %s) holds it: bind this join to another entry, or use a reverse_proxy entry",
+					id, j.Spec.Site, joinKey(holder), holder.Spec.Cluster))
+			return ctrl.Result{}, r.writeJoinStatus(ctx, &j, st)
+		}
+	}
+	set(v1alpha1.ReadyCondition, true, v1alpha1.ReasonReady, fmt.Sprintf("joined to site %s through %s entry %q (%s)", j.Spec.Site, entry.Method, id, entry.Address))
+	return ctrl.Result{}, r.writeJoinStatus(ctx, &j, st)
+}
+
+// joinLabels are the labels a join puts on its cluster.
+func joinLabels(j *v1alpha1.FleetClusterJoin) map[string]string {
+	l := map[string]string{v1alpha1.SiteLabel: j.Spec.Site}
+	for _, c := range j.Spec.Capabilities {
+		l[v1alpha1.CapabilityLabelPrefix+c] = "true"
+	}
+	return l
+}
+
+func labelPairs(l map[string]string) []string {
+	var out []string
+	for _, k := range sortedKeys(l) {
+		out = append(out, k+"="+l[k])
+	}
+	return out
+}
+
+func entryIDs(s *v1alpha1.FleetSite) []string {
+	var ids []string
+	for _, e := range s.Spec.Edge.Ingress {
+		ids = append(ids, e.ID)
+	}
+	if len(ids) == 0 {
+		return []string{"none"}
+	}
+	return ids
+}
+
+// ownedLabels reads the label keys a join set from the cluster's annotation.
+func ownedLabels(obj client.Object) []string {
+	v := obj.GetAnnotations()[v1alpha1.JoinLabelsAnnotation]
+	if v == "" {
+		return nil
+	}
+	return strings.Split(v, ",")
+}
+
+// label makes the join's labels on cluster exactly desired: labels listed as the join's that it
+// no longer wants are removed, others are left alone. An empty desired releases the cluster.
+func (r *ClusterJoinReconciler) label(ctx context.Context, cluster client.Object, owner string, desired map[string]string) error {
+	orig := cluster.DeepCopyObject().(client.Object)
+	labels, annotations := cluster.GetLabels(), cluster.GetAnnotations()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	for _, k := range ownedLabels(cluster) {
+		if _, keep := desired[k]; !keep {
+			delete(labels, k)
+		}
+	}
+	for k, v := range desired {
+		labels[k] = v
+	}
+	if len(desired) == 0 {
+		delete(annotations, v1alpha1.JoinedByAnnotation)
+		delete(annotations, v1alpha1.JoinLabelsAnnotation)
+	} else {
+		annotations[v1alpha1.JoinedByAnnotation] = owner
+		annotations[v1alpha1.JoinLabelsAnnotation] = strings.Join(sortedKeys(desired), ",")
+	}
+	cluster.SetLabels(labels)
+	cluster.SetAnnotations(annotations)
+	if equality.Semantic.DeepEqual(orig.GetLabels(), cluster.GetLabels()) && equality.Semantic.DeepEqual(orig.GetAnnotations(), cluster.GetAnnotations()) ||
+		len(orig.GetLabels()) == 0 && len(labels) == 0 && len(orig.GetAnnotations()) == 0 && len(annotations) == 0 {
+		return nil
+	}
+	Writes.WithLabelValues(kindManagedCluster, verbPatch).Inc()
+	return r.Patch(ctx, cluster, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+}
+
+// unlabel removes the join's labels from its cluster, if the join still owns them.
+func (r *ClusterJoinReconciler) unlabel(ctx context.Context, j *v1alpha1.FleetClusterJoin) error {
+	cluster := managedClusterMetadata()
+	err := r.Get(ctx, types.NamespacedName{Name: j.Spec.Cluster}, cluster)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if cluster.GetAnnotations()[v1alpha1.JoinedByAnnotation] != joinKey(j) {
+		return nil
+	}
+	return r.label(ctx, cluster, joinKey(j), nil)
+}
+
+// liveJoin tells whether the join namespace/name exists and is not being deleted.
+func (r *ClusterJoinReconciler) liveJoin(ctx context.Context, key string) (bool, error) {
+	ns, name, ok := strings.Cut(key, "/")
+	if !ok {
+		return false, nil
+	}
+	var other v1alpha1.FleetClusterJoin
+	err := r.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &other)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil && other.DeletionTimestamp.IsZero(), err
+}
+
+// entryHolder is the join that holds a port_forward entry: of the live joins bound to it, the one
+// created first, then by name.
+func (r *ClusterJoinReconciler) entryHolder(ctx context.Context, ns, site, id string) (*v1alpha1.FleetClusterJoin, error) {
+	var list v1alpha1.FleetClusterJoinList
+	if err := r.List(ctx, &list, client.InNamespace(ns), client.MatchingFields{joinSiteIndex: site}); err != nil {
+		return nil, err
+	}
+	return EntryHolder(list.Items, site, id), nil
+}
+
+// EntryHolder picks, of joins, the one that holds ingress entry id of site: the live join bound to
+// it created first, then by name; nil when none is bound.
+func EntryHolder(joins []v1alpha1.FleetClusterJoin, site, id string) *v1alpha1.FleetClusterJoin {
+	var bound []*v1alpha1.FleetClusterJoin
+	for i := range joins {
+		if j := &joins[i]; j.Spec.Site == site && j.IngressID() == id && j.DeletionTimestamp.IsZero() {
+			bound = append(bound, j)
+		}
+	}
+	if len(bound) == 0 {
+		return nil
+	}
+	sort.Slice(bound, func(a, b int) bool {
+		ta, tb := bound[a].CreationTimestamp, bound[b].CreationTimestamp
+		if !ta.Equal(&tb) {
+			return ta.Before(&tb)
+		}
+		return bound[a].Name < bound[b].Name
+	})
+	return bound[0]
+}
+
+func (r *ClusterJoinReconciler) writeJoinStatus(ctx context.Context, j *v1alpha1.FleetClusterJoin, st *v1alpha1.FleetClusterJoinStatus) error {
+	if equality.Semantic.DeepEqual(&j.Status, st) {
+		return nil
+	}
+	j.Status = *st
+	Writes.WithLabelValues(kindClusterJoin, verbStatus).Inc()
+	return r.Status().Update(ctx, j)
+}
+
+// SetupWithManager registers the reconciler: a join is reconciled on its own changes, on its
+// site's, on those of the other joins of its site (a port_forward entry freed or taken) and on
+// its cluster's labels and annotations.
+func (r *ClusterJoinReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	ctx := context.Background()
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(ctx, &v1alpha1.FleetClusterJoin{}, joinSiteIndex, func(o client.Object) []string {
+		return []string{o.(*v1alpha1.FleetClusterJoin).Spec.Site}
+	}); err != nil {
+		return err
+	}
+	if err := idx.IndexField(ctx, &v1alpha1.FleetClusterJoin{}, joinClusterIndex, func(o client.Object) []string {
+		return []string{o.(*v1alpha1.FleetClusterJoin).Spec.Cluster}
+	}); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("cluster-joins").
+		For(&v1alpha1.FleetClusterJoin{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&v1alpha1.FleetClusterJoin{}, handler.EnqueueRequestsFromMapFunc(r.siteMates),
+			builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deletionStarted{}))).
+		Watches(&v1alpha1.FleetSite{}, handler.EnqueueRequestsFromMapFunc(r.joinsOfSite), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WatchesMetadata(managedClusterMetadata(), handler.EnqueueRequestsFromMapFunc(r.joinsOfCluster),
+			builder.WithPredicates(predicate.Or[client.Object](predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Complete(r)
+}
+
+// deletionStarted passes the update that sets an object's deletionTimestamp.
+type deletionStarted struct{ predicate.Funcs }
+
+func (deletionStarted) Update(e event.UpdateEvent) bool {
+	return e.ObjectOld.GetDeletionTimestamp().IsZero() && !e.ObjectNew.GetDeletionTimestamp().IsZero()
+}
+
+func (r *ClusterJoinReconciler) requests(ctx context.Context, field, value string, opts ...client.ListOption) []ctrl.Request {
+	var list v1alpha1.FleetClusterJoinList
+	if err := r.List(ctx, &list, append(opts, client.MatchingFields{field: value})...); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing joins", field, value)
+		return nil
+	}
+	var out []ctrl.Request
+	for _, j := range list.Items {
+		out = append(out, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: j.Namespace, Name: j.Name}})
+	}
+	return out
+}
+
+func (r *ClusterJoinReconciler) siteMates(ctx context.Context, obj client.Object) []ctrl.Request {
+	j := obj.(*v1alpha1.FleetClusterJoin)
+	out := r.requests(ctx, joinSiteIndex, j.Spec.Site, client.InNamespace(j.Namespace))
+	// A join that moved to another site, or another cluster's: the cluster's other joins too.
+	for _, req := range r.requests(ctx, joinClusterIndex, j.Spec.Cluster) {
+		if !slices.Contains(out, req) {
+			out = append(out, req)
+		}
+	}
+	return out
+}
+
+func (r *ClusterJoinReconciler) joinsOfSite(ctx context.Context, obj client.Object) []ctrl.Request {
+	return r.requests(ctx, joinSiteIndex, obj.GetName(), client.InNamespace(obj.GetNamespace()))
+}
+
+func (r *ClusterJoinReconciler) joinsOfCluster(ctx context.Context, obj client.Object) []ctrl.Request {
+	return r.requests(ctx, joinClusterIndex, obj.GetName())
+}
