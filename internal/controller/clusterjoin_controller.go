@@ -90,7 +90,9 @@ func (r *ClusterJoinReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 
 	st := j.Status.DeepCopy()
 	st.ObservedGeneration = j.Generation
-	set := func(typ string, ok bool, reason, msg string) { setCondition(&st.Conditions, j.Generation, typ, ok, reason, msg) }
+	set := func(typ string, ok bool, reason, msg string) {
+		setCondition(&st.Conditions, j.Generation, typ, ok, reason, msg)
+	}
 	notJoined := func(reason, msg string) (ctrl.Result, error) {
 		st.IngressMethod = ""
 		set(v1alpha1.JoinedCondition, false, reason, msg)
