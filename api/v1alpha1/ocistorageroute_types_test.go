@@ -8,16 +8,14 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
+	"github.com/umkim/terraform-provider-fleet/internal/testkit"
 )
 
 // TestRouteValidationOnHub installs the generated CRD on a real kube-apiserver and checks that
@@ -25,19 +23,8 @@ import (
 func TestRouteValidationOnHub(t *testing.T) {
 	h := testbed.StartT(t)
 	ctx := t.Context()
-	cs, err := kubernetes.NewForConfig(h.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const ns = "ws"
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	dyn, err := dynamic.NewForConfig(h.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	routes := dyn.Resource(v1alpha1.GroupVersion.WithResource("ocistorageroutes")).Namespace(ns)
+	routes := testkit.Namespaced(t, h.Config, v1alpha1.GroupVersion.WithResource("ocistorageroutes"), ns)
 
 	n := 0
 	route := func(spec map[string]any) *unstructured.Unstructured {
@@ -149,28 +136,11 @@ func TestRouteValidationOnHub(t *testing.T) {
 // TestPrinterColumns asks the hub for the tables `kubectl get` prints and checks their columns.
 func TestPrinterColumns(t *testing.T) {
 	h := testbed.StartT(t)
-	cs, err := kubernetes.NewForConfig(h.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for resource, want := range map[string][]string{
 		"ocistorageroutes":   {"Name", "Priority", "Default", "Registries", "Matched", "Ready", "Reason", "Age"},
 		"clusterocistorages": {"Name", "Route", "Chain", "Matched By", "Active", "Pulled", "Waiting", "Failed", "Unknown", "Ready", "Age"},
 	} {
-		raw, err := cs.RESTClient().Get().AbsPath("/apis", v1alpha1.GroupVersion.Group, v1alpha1.GroupVersion.Version, resource).
-			SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").DoRaw(t.Context())
-		if err != nil {
-			t.Fatalf("%s: %v", resource, err)
-		}
-		var table metav1.Table
-		if err := json.Unmarshal(raw, &table); err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, c := range table.ColumnDefinitions {
-			got = append(got, c.Name)
-		}
-		if !slices.Equal(got, want) {
+		if got := testkit.PrinterColumns(t, h.Config, v1alpha1.GroupVersion.WithResource(resource)).Names; !slices.Equal(got, want) {
 			t.Errorf("kubectl get %s columns: %v, want %v", resource, got, want)
 		}
 	}

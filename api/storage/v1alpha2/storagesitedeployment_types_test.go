@@ -6,16 +6,15 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/umkim/terraform-provider-fleet/api/storage/v1alpha2"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
+	"github.com/umkim/terraform-provider-fleet/internal/testkit"
 )
 
 // TestStorageSiteDeploymentValidationOnHub installs the generated CRD on a real kube-apiserver and
@@ -24,19 +23,8 @@ import (
 func TestStorageSiteDeploymentValidationOnHub(t *testing.T) {
 	h := testbed.StartT(t)
 	ctx := t.Context()
-	cs, err := kubernetes.NewForConfig(h.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const ns = "sites"
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	dyn, err := dynamic.NewForConfig(h.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sbsd := dyn.Resource(v1alpha2.GroupVersion.WithResource("storagesitedeployments")).Namespace(ns)
+	sbsd := testkit.Namespaced(t, h.Config, v1alpha2.GroupVersion.WithResource("storagesitedeployments"), ns)
 
 	obj := func(name string, spec map[string]any) *unstructured.Unstructured {
 		return &unstructured.Unstructured{Object: map[string]any{
@@ -172,34 +160,20 @@ func TestStorageSiteDeploymentValidationOnHub(t *testing.T) {
 // TestPrinterColumns asks the hub for the table `kubectl get sbsd` prints and checks its columns.
 func TestPrinterColumns(t *testing.T) {
 	h := testbed.StartT(t)
+	cols := testkit.PrinterColumns(t, h.Config, v1alpha2.GroupVersion.WithResource("storagesitedeployments"))
+	want := []string{"Name", "Cluster", "Approved", "Phase", "Draft phase", "Storage phase", "Message", "Age"}
+	if !slices.Equal(cols.Names, want) {
+		t.Errorf("kubectl get storagesitedeployments columns: %v, want %v", cols.Names, want)
+	}
+	if cols.Priority["Message"] != 1 || cols.Priority["Phase"] != 0 {
+		t.Errorf("column priorities %v: Message only with -o wide", cols.Priority)
+	}
+
+	// The short name and the namespaced scope, as kubectl discovers them.
 	cs, err := kubernetes.NewForConfig(h.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := cs.RESTClient().Get().AbsPath("/apis", v1alpha2.GroupVersion.Group, v1alpha2.GroupVersion.Version, "storagesitedeployments").
-		SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").DoRaw(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var table metav1.Table
-	if err := json.Unmarshal(raw, &table); err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	priority := map[string]int32{}
-	for _, c := range table.ColumnDefinitions {
-		got = append(got, c.Name)
-		priority[c.Name] = c.Priority
-	}
-	want := []string{"Name", "Cluster", "Approved", "Phase", "Draft phase", "Storage phase", "Message", "Age"}
-	if !slices.Equal(got, want) {
-		t.Errorf("kubectl get storagesitedeployments columns: %v, want %v", got, want)
-	}
-	if priority["Message"] != 1 || priority["Phase"] != 0 {
-		t.Errorf("column priorities %v: Message only with -o wide", priority)
-	}
-
-	// The short name and the namespaced scope, as kubectl discovers them.
 	rl, err := cs.Discovery().ServerResourcesForGroupVersion(v1alpha2.GroupVersion.String())
 	if err != nil {
 		t.Fatal(err)
