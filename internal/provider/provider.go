@@ -204,6 +204,7 @@ func (p *fleetProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	env.Client = client
 	env.Preload = func(ctx context.Context, l hub.Lister, ws string) {
 		_, _ = inventory.Load(ctx, l, ws, client.FieldManager()) // a failure is reported by the checks that need it
+		preloadSites(ctx, l, ws)
 	}
 	tflog.Debug(ctx, "hub client configured", map[string]any{"host": cfg.Host, "workspace": env.Workspace})
 }
@@ -213,6 +214,8 @@ func (p *fleetProvider) Resources(context.Context) []func() resource.Resource {
 		newOCIRegistryResource,
 		newOCIRouteResource,
 		newStorageSiteDeploymentResource,
+		newFleetSiteResource,
+		newClusterJoinResource,
 	}
 }
 
