@@ -1,7 +1,9 @@
 package v1alpha1_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -113,4 +115,35 @@ func TestSiteAndJoinValidationOnHub(t *testing.T) {
 			t.Errorf("changing site and capabilities: %v", err)
 		}
 	})
+}
+
+// TestSiteAndJoinPrinterColumns asks the hub for the tables `kubectl get fleetsites` and
+// `kubectl get fleetclusterjoins` print, and checks their columns.
+func TestSiteAndJoinPrinterColumns(t *testing.T) {
+	h := testbed.StartT(t)
+	cs, err := kubernetes.NewForConfig(h.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for resource, want := range map[string][]string{
+		"fleetsites":        {"Name", "Display Name", "Joined", "WAN", "Ready", "Age"},
+		"fleetclusterjoins": {"Name", "Cluster", "Site", "Ingress", "Joined", "Ready", "Reason", "Age"},
+	} {
+		raw, err := cs.RESTClient().Get().AbsPath("/apis", v1alpha1.GroupVersion.Group, v1alpha1.GroupVersion.Version, resource).
+			SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").DoRaw(t.Context())
+		if err != nil {
+			t.Fatalf("%s: %v", resource, err)
+		}
+		var table metav1.Table
+		if err := json.Unmarshal(raw, &table); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, c := range table.ColumnDefinitions {
+			got = append(got, c.Name)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("kubectl get %s columns: %v, want %v", resource, got, want)
+		}
+	}
 }
