@@ -1,6 +1,7 @@
 package controller_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -198,6 +199,7 @@ func TestClusterJoins(t *testing.T) {
 	ctx := t.Context()
 	h := sharedHub
 	defer runSiteManager(t, h.Config)()
+	defer cleanJoins(t, c, ws) // while the manager runs: the demo seed's clusters are shared with other tests
 
 	start := time.Now()
 	v.create(v.site("berlin", siteSpec()), v.site("airgap", v1alpha1.FleetSiteSpec{}))
@@ -318,6 +320,7 @@ func TestGeneratedRBACSufficesForSites(t *testing.T) {
 	}
 	cfg := roleConfig(t, h, c, "rbac-sites-test", sa, ns)
 	defer runSiteManager(t, cfg)()
+	defer cleanJoins(t, c, ws)
 
 	v := siteView{t, c, ws}
 	v.create(v.site("hamburg", siteSpec()), v.join("store", "store-0203", "hamburg", "wan", "pos"))
@@ -378,4 +381,25 @@ func roleConfig(t *testing.T, h *testbed.Hub, c client.Client, name, sa, ns stri
 	cfg := rest.AnonymousClientConfig(h.Config)
 	cfg.BearerToken = tok.Status.Token
 	return cfg
+}
+
+// cleanJoins deletes the joins of ws and waits until they are gone, their labels removed by the
+// reconciler.
+func cleanJoins(t *testing.T, c client.Client, ws string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := c.DeleteAllOf(ctx, &v1alpha1.FleetClusterJoin{}, client.InNamespace(ws)); err != nil {
+		t.Errorf("cleaning up joins: %v", err)
+		return
+	}
+	testkit.Eventually(t, converge, "joins of "+ws+" gone", func() error {
+		var l v1alpha1.FleetClusterJoinList
+		if err := c.List(ctx, &l, client.InNamespace(ws)); err != nil {
+			return err
+		}
+		if len(l.Items) > 0 {
+			return fmt.Errorf("%d left, e.g. %s", len(l.Items), l.Items[0].Name)
+		}
+		return nil
+	})
 }
