@@ -45,19 +45,12 @@ import (
 // ClusterOCIStorage shows Unknown, without route.
 func TestAccDataSourceOCIPullStatus_fleet(t *testing.T) {
 	begin := time.Now()
-	hubCfg := testRESTConfig(t)
 	kube := testHub(t)
 	ws := testWorkspace(t, kube)
 	f := newHubFixtures(t, ws)
 	f.ClusterSet("fleet")
 	cluster := f.Cluster("edge", "fleet", map[string]string{"region": "eu"})
-	hc, err := client.New(hubCfg, client.Options{Scheme: controller.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Runs after the fleet stopped (cleanups run last first): the cluster's namespace, whose
-	// works keep the stopped agent's finalizers.
-	t.Cleanup(func() { removeClusterNamespace(t, hc, cluster) })
+	hc := accHubClient(t)
 
 	reg := testbed.StartRegistryT(t, testbed.RegistryOptions{Username: "pusher", Password: "push-s3cret", Users: map[string]string{"puller": "pull-s3cret"}})
 	pushed := reg.PushT(t, "fleet/apps/web", "v1", []byte("the web app, v1"))
@@ -70,13 +63,10 @@ func TestAccDataSourceOCIPullStatus_fleet(t *testing.T) {
 	}
 	f.Route("edge", map[string]any{"priority": 10, "clusterNames": []any{cluster}, "registries": []any{"source"}})
 
-	// The cluster joins the suite's hub: StartFleet leaves a hub it is given running.
-	fleet := testbed.StartFleetT(t, testbed.FleetOptions{ClusterNames: []string{cluster}, StatusSyncInterval: time.Second,
-		Hub: &testbed.Hub{Kubeconfig: os.Getenv("KUBE_CONFIG_PATH"), Config: hubCfg}})
+	spoke := joinAccFleet(t, hc, cluster)
 	t.Logf("registry and workload cluster %s up in %v", cluster, time.Since(begin).Round(time.Millisecond))
-	spoke := fleet.Cluster(cluster)
 
-	logs := runPullStatusController(t, ws, cluster)
+	logs := runHubReconcilers(t, []string{ws, cluster}, "routing", "pull-status")
 	am, err := agent.NewManager(spoke.Config, agent.Options{
 		Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, CacheDir: t.TempDir(),
 		AttemptTimeout: 10 * time.Second, RetryFailed: 2 * time.Second, Backoff: puller.Backoff{Initial: 300 * time.Millisecond, Max: time.Second},
@@ -223,14 +213,41 @@ data "fleet_oci_pull_status" "none" {
 	t.Logf("TestAccDataSourceOCIPullStatus_fleet: %v in all", time.Since(begin).Round(time.Millisecond))
 }
 
-// runPullStatusController runs `fleet-controller hub`'s routing and pull-status reconcilers
-// in-process until the test ends, their cache narrowed to the workspace and the cluster's
-// namespace so that they leave the other tests' workspaces alone. It returns their log.
-func runPullStatusController(t *testing.T, ws, cluster string) *syncBuffer {
+// accHubClient is a client of the suite's hub with the scheme of the hub controller.
+func accHubClient(t *testing.T) client.Client {
+	t.Helper()
+	hc, err := client.New(testRESTConfig(t), client.Options{Scheme: controller.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hc
+}
+
+// joinAccFleet starts a workload cluster (its own kube-apiserver and etcd, OCM's real work
+// agent) and registers it with the suite's hub as the ManagedCluster cluster, which the test's
+// fixtures created; StartFleet leaves a hub it is given running. Once the fleet has stopped
+// (cleanups run last first), the cluster's namespace goes, its works released from the stopped
+// agent's finalizers.
+func joinAccFleet(t *testing.T, hc client.Client, cluster string) *testbed.Cluster {
+	t.Helper()
+	t.Cleanup(func() { removeClusterNamespace(t, hc, cluster) })
+	fleet := testbed.StartFleetT(t, testbed.FleetOptions{ClusterNames: []string{cluster}, StatusSyncInterval: time.Second,
+		Hub: &testbed.Hub{Kubeconfig: os.Getenv("KUBE_CONFIG_PATH"), Config: testRESTConfig(t)}})
+	return fleet.Cluster(cluster)
+}
+
+// runHubReconcilers runs the named reconcilers of `fleet-controller hub` in-process until the
+// test ends, their cache narrowed to namespaces (the test's workspace and cluster namespaces)
+// so that they leave the other tests' workspaces alone. It returns their log, shown if the test
+// fails.
+func runHubReconcilers(t *testing.T, namespaces []string, names ...string) *syncBuffer {
 	t.Helper()
 	logs := &syncBuffer{}
 	opts := controller.CacheOptions()
-	opts.DefaultNamespaces = map[string]cache.Config{ws: {}, cluster: {}}
+	opts.DefaultNamespaces = map[string]cache.Config{}
+	for _, ns := range namespaces {
+		opts.DefaultNamespaces[ns] = cache.Config{}
+	}
 	mgr, err := ctrl.NewManager(testRESTConfig(t), ctrl.Options{
 		Scheme: controller.Scheme(), Cache: opts,
 		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
@@ -240,7 +257,7 @@ func runPullStatusController(t *testing.T, ws, cluster string) *syncBuffer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := controller.Setup(mgr, []string{"routing", "pull-status"}, controller.Options{}); err != nil {
+	if err := controller.Setup(mgr, names, controller.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	testkit.Run(t, mgr)
