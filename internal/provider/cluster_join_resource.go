@@ -37,7 +37,7 @@ type clusterJoinModel struct {
 	Message      types.String `tfsdk:"message"`
 }
 
-var newClusterJoinResource = hubresource.New[clusterJoinModel](hubresource.Kind[clusterJoinModel]{
+var newClusterJoinResource = withSitePreload[clusterJoinModel, *clusterJoinModel](hubresource.New[clusterJoinModel](hubresource.Kind[clusterJoinModel]{
 	TypeName: "cluster_join",
 	Object:   fleetClusterJoinKind,
 	Description: "Joins an OCM ManagedCluster to a site: a `FleetClusterJoin` (`fleet.umkim.io/v1alpha1`) in the workspace that binds " +
@@ -85,7 +85,7 @@ var newClusterJoinResource = hubresource.New[clusterJoinModel](hubresource.Kind[
 	Expand:    expandClusterJoin,
 	Flatten:   flattenClusterJoin,
 	CheckPlan: checkClusterJoinPlan,
-})
+}))
 
 func expandClusterJoin(_ context.Context, req hubresource.ExpandRequest[clusterJoinModel]) (*unstructured.Unstructured, diag.Diagnostics) {
 	var diags diag.Diagnostics

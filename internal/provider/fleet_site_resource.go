@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
@@ -13,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -32,9 +34,19 @@ var (
 	fleetClusterJoinKind = hub.Kind{GroupVersionResource: v1alpha1.GroupVersion.WithResource("fleetclusterjoins"), Kind: "FleetClusterJoin"}
 )
 
+// sitesInUse holds the provider instances (their *hubresource.Env) that configured a fleet_site
+// or fleet_cluster_join resource: only those preload the lists the site and join checks read, so
+// that a configuration without sites or joins sends no request for them.
+var sitesInUse sync.Map
+
 // preloadSites reads what the site and join checks read, so that the apply-time re-plan sees
-// the hub as it was before this process wrote anything (hubresource.Env.Preload).
-func preloadSites(ctx context.Context, l hub.Lister, ws string) {
+// the hub as it was before this process wrote anything (hubresource.Env.Preload). The framework
+// configures a resource before each of its operations, so env is marked before the first plan,
+// write or delete of a site or join in the process.
+func preloadSites(ctx context.Context, env *hubresource.Env, l hub.Lister, ws string) {
+	if _, ok := sitesInUse.Load(env); !ok {
+		return
+	}
 	_, _ = l.List(ctx, fleetSiteKind, ws, "")
 	_, _ = l.List(ctx, fleetClusterJoinKind, ws, "")
 	_, _ = l.List(ctx, siteClusterKind, "", "")
@@ -96,7 +108,33 @@ const (
 	methodReverseProxy = string(v1alpha1.IngressReverseProxy)
 )
 
-var newFleetSiteResource = hubresource.New[fleetSiteModel](hubresource.Kind[fleetSiteModel]{
+// siteKindResource is the engine's resource for a site or join kind, marking its provider
+// instance in sitesInUse when configured.
+type siteKindResource[M any, P interface {
+	*M
+	hubresource.Model
+}] struct {
+	*hubresource.Resource[M, P]
+}
+
+func (r siteKindResource[M, P]) Configure(ctx context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	if env, ok := req.ProviderData.(*hubresource.Env); ok && env != nil {
+		sitesInUse.Store(env, true)
+	}
+	r.Resource.Configure(ctx, req, resp)
+}
+
+// withSitePreload wraps a resource constructor of the engine in siteKindResource.
+func withSitePreload[M any, P interface {
+	*M
+	hubresource.Model
+}](newResource func() resource.Resource) func() resource.Resource {
+	return func() resource.Resource {
+		return siteKindResource[M, P]{newResource().(*hubresource.Resource[M, P])}
+	}
+}
+
+var newFleetSiteResource = withSitePreload[fleetSiteModel, *fleetSiteModel](hubresource.New[fleetSiteModel](hubresource.Kind[fleetSiteModel]{
 	TypeName: "site",
 	Object:   fleetSiteKind,
 	Description: "A site of the fleet: a `FleetSite` (`fleet.umkim.io/v1alpha1`) in the workspace — a logical location with named " +
@@ -171,7 +209,7 @@ var newFleetSiteResource = hubresource.New[fleetSiteModel](hubresource.Kind[flee
 	Expand:    expandFleetSite,
 	Flatten:   flattenFleetSite,
 	CheckPlan: checkFleetSitePlan,
-})
+}))
 
 // siteIngressOf reads the configured entries; ok is false when any is unknown.
 func siteIngressOf(ctx context.Context, m *fleetSiteModel, diags *diag.Diagnostics) (entries []siteIngress, ok bool) {

@@ -204,7 +204,7 @@ func (p *fleetProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	env.Client = client
 	env.Preload = func(ctx context.Context, l hub.Lister, ws string) {
 		_, _ = inventory.Load(ctx, l, ws, client.FieldManager()) // a failure is reported by the checks that need it
-		preloadSites(ctx, l, ws)
+		preloadSites(ctx, env, l, ws)
 	}
 	tflog.Debug(ctx, "hub client configured", map[string]any{"host": cfg.Host, "workspace": env.Workspace})
 }
