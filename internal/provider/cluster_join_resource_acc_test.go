@@ -5,11 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 const joinAddr = "fleet_cluster_join.j"
@@ -264,5 +267,42 @@ func TestAccClusterJoinPlanWarnings(t *testing.T) {
 	}
 	if _, err := h.get("FleetSite", "berlin"); !apierrors.IsNotFound(err) {
 		t.Errorf("site after destroy: %v, want NotFound", err)
+	}
+}
+
+// TestAccClusterJoinPlan_listsEachKindOnce: planning many joins reads each kind the checks need
+// once, through the provider's preload, and sends nothing but LISTs.
+func TestAccClusterJoinPlan_listsEachKindOnce(t *testing.T) {
+	ws := testWorkspace(t, testHub(t))
+	cluster := newHubFixtures(t, ws).Cluster("a", "", nil)
+	h := newSiteHub(t, ws)
+	h.create("FleetSite", "kubectl-site", false, map[string]any{"edge": map[string]any{"ingress": []any{
+		map[string]any{"id": "proxy", "method": "reverse_proxy", "address": "edge.example.com"}}}})
+	if _, err := h.joins.List(t.Context(), metav1.ListOptions{}); err != nil { // the kind is served
+		t.Fatal(err)
+	}
+	kubeconfig, counter := countingKubeconfig(t)
+	d := newPlanDriverFor[clusterJoinModel](t, "fleet_cluster_join", map[string]tftypes.Value{"config_path": tftypes.NewValue(tftypes.String, kubeconfig)})
+	const n = 50
+	for i := range n {
+		m := clusterJoinModel{Cluster: types.StringValue(cluster), Site: types.StringValue("kubectl-site"), IngressID: types.StringValue("proxy"),
+			Capabilities: types.SetNull(types.StringType), Labels: types.ListUnknown(types.StringType), Joined: types.BoolUnknown(), Ready: types.BoolUnknown(),
+			Reason: types.StringUnknown(), Message: types.StringUnknown()}
+		m.Name, m.Workspace, m.ID = types.StringValue(fmt.Sprintf("j-%03d", i)), types.StringValue(ws), types.StringUnknown()
+		if diags := d.plan(&m, nil); len(diags) > 0 {
+			t.Fatalf("plan of join %d: want no diagnostics, got\n%s", i, describeDiags(diags))
+		}
+	}
+	// The workspace's inventory (routes, secrets, sets) is preloaded too: its count is
+	// TestAccOCIRoutePlan_listsEachKindOnce's to check.
+	counter.mu.Lock()
+	defer counter.mu.Unlock()
+	for _, kind := range []string{"fleetclusterjoins", "fleetsites", "managedclusters"} {
+		if counter.lists[kind] != 1 {
+			t.Errorf("LIST requests of %s over %d join plans = %d, want 1 (all: %v)", kind, n, counter.lists[kind], counter.lists)
+		}
+	}
+	if len(counter.other) > 0 {
+		t.Errorf("requests other than LISTs during planning: %v", counter.other)
 	}
 }
