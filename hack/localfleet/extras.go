@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,8 +26,7 @@ type extras struct {
 	dir        string
 	registries map[string]*testbed.Registry
 	users      map[string]localrun.Registry
-	agents     map[string]*exec.Cmd
-	exited     map[string]chan struct{}
+	agents     map[string]*testbed.Process
 	stopSim    func() error
 	files      []string
 	info       []string
@@ -36,7 +34,7 @@ type extras struct {
 
 func startExtras(ctx context.Context, dir string, fleet *testbed.Fleet, registries []string, agentBin string, agentArgs []string, siteSim string) (*extras, error) {
 	x := &extras{dir: dir, registries: map[string]*testbed.Registry{}, users: map[string]localrun.Registry{},
-		agents: map[string]*exec.Cmd{}, exited: map[string]chan struct{}{}}
+		agents: map[string]*testbed.Process{}}
 	if siteSim != "" {
 		if err := x.startSiteSimulator(ctx, fleet, siteSim); err != nil {
 			return nil, err
@@ -69,13 +67,12 @@ func startExtras(ctx context.Context, dir string, fleet *testbed.Fleet, registri
 		cmd := exec.Command(agentBin, append([]string{"agent", "--kubeconfig", c.Kubeconfig,
 			"--cache-dir", filepath.Join(c.Dir, "oci-cache"), "--metrics-bind-address", "0", "--health-probe-bind-address", "0"}, agentArgs...)...)
 		cmd.Stdout, cmd.Stderr = out, out
-		if err := cmd.Start(); err != nil {
+		p, err := testbed.StartProcess(cmd, func() { _ = out.Close() })
+		if err != nil {
 			_ = out.Close()
 			return nil, errors.Join(fmt.Errorf("cluster %s: fleet-controller agent: %w", c.Name, err), x.stop())
 		}
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); _ = out.Close(); close(done) }()
-		x.agents[c.Name], x.exited[c.Name] = cmd, done
+		x.agents[c.Name] = p
 		x.files = append(x.files, logPath)
 		x.info = append(x.info, fmt.Sprintf("cluster %s: fleet-controller agent (pid %d), log %s", c.Name, cmd.Process.Pid, logPath))
 	}
@@ -96,14 +93,10 @@ func (x *extras) write() error {
 
 // watch reports an agent or a registry that exited, once.
 func (x *extras) watch(reported map[string]bool) {
-	for name, done := range x.exited {
-		select {
-		case <-done:
-			if key := "agent " + name; !reported[key] {
-				reported[key] = true
-				log.Printf("cluster %s: fleet-controller agent exited; see %s", name, filepath.Join(x.dir, name+".agent.log"))
-			}
-		default:
+	for name, p := range x.agents {
+		if key := "agent " + name; !p.Running() && !reported[key] {
+			reported[key] = true
+			log.Printf("cluster %s: fleet-controller agent exited; see %s", name, filepath.Join(x.dir, name+".agent.log"))
 		}
 	}
 	for name, r := range x.registries {
@@ -145,14 +138,8 @@ func (x *extras) stop() error {
 		errs = append(errs, x.stopSim())
 		x.stopSim = nil
 	}
-	for name, cmd := range x.agents {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-x.exited[name]:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-x.exited[name]
-		}
+	for _, p := range x.agents {
+		p.Stop(10 * time.Second)
 	}
 	for _, r := range x.registries {
 		errs = append(errs, r.Close())

@@ -596,12 +596,9 @@ func (c *Cluster) writeHubKubeconfig(ctx context.Context) error {
 
 // agentProcess is one run of a cluster's work agent.
 type agentProcess struct {
-	cmd   *exec.Cmd
-	log   *os.File
+	*Process
 	tail  *tail
 	ready *lineWatch
-	done  chan struct{} // closed when the process has exited
-	err   error         // its exit status, once done is closed
 }
 
 // StartAgent starts the cluster's work agent, unless it runs, and waits until it has synced with
@@ -610,12 +607,8 @@ type agentProcess struct {
 func (c *Cluster) StartAgent(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.agent != nil {
-		select {
-		case <-c.agent.done:
-		default:
-			return nil
-		}
+	if c.agent != nil && c.agent.Running() {
+		return nil
 	}
 	port, err := freePort()
 	if err != nil {
@@ -625,13 +618,13 @@ func (c *Cluster) StartAgent(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	a := &agentProcess{log: logFile, tail: &tail{max: logTail}, ready: newLineWatch(agentReadyLines...), done: make(chan struct{})}
+	a := &agentProcess{tail: &tail{max: logTail}, ready: newLineWatch(agentReadyLines...)}
 	writers := []io.Writer{logFile, &dropLines{w: a.tail, noise: agentNoise}, a.ready}
 	if c.output != nil {
 		writers = append(writers, c.output)
 	}
 	out := io.MultiWriter(writers...)
-	a.cmd = exec.Command(filepath.Join(c.binDir, AgentBinary), append([]string{
+	cmd := exec.Command(filepath.Join(c.binDir, AgentBinary), append([]string{
 		"--spoke-cluster-name=" + c.Name,
 		"--hub-kubeconfig=" + c.HubKubeconfig,
 		"--workload-source-config=" + c.HubKubeconfig,
@@ -643,20 +636,15 @@ func (c *Cluster) StartAgent(ctx context.Context) error {
 		"--status-sync-interval=" + c.syncEach.String(),
 		"--feature-gates=RawFeedbackJsonString=true",
 	}, c.extra...)...)
-	a.cmd.Dir = c.Dir
-	a.cmd.Stdout, a.cmd.Stderr = out, out
+	cmd.Dir = c.Dir
+	cmd.Stdout, cmd.Stderr = out, out
 	// TMPDIR: the agent writes a self-signed serving certificate into a temporary folder that
 	// it does not remove; in Dir it goes with the fleet.
-	a.cmd.Env = append(os.Environ(), envAgentParent+"="+strconv.Itoa(os.Getpid()), "TMPDIR="+c.Dir)
-	if err := a.cmd.Start(); err != nil {
+	cmd.Env = append(os.Environ(), envAgentParent+"="+strconv.Itoa(os.Getpid()), "TMPDIR="+c.Dir)
+	if a.Process, err = StartProcess(cmd, func() { _ = logFile.Close() }); err != nil {
 		_ = logFile.Close()
 		return fmt.Errorf("cluster %s: starting the work agent: %w", c.Name, err)
 	}
-	go func() {
-		a.err = a.cmd.Wait()
-		_ = a.log.Close()
-		close(a.done)
-	}()
 	c.agent = a
 
 	timer := time.NewTimer(c.timeout)
@@ -664,8 +652,8 @@ func (c *Cluster) StartAgent(ctx context.Context) error {
 	select {
 	case <-a.ready.done:
 		return nil
-	case <-a.done:
-		return fmt.Errorf("cluster %s: the work agent exited: %v%s", c.Name, a.err, a.tail.report(AgentBinary))
+	case <-a.Done():
+		return fmt.Errorf("cluster %s: the work agent exited: %v%s", c.Name, a.Err(), a.tail.report(AgentBinary))
 	case <-timer.C:
 		err = fmt.Errorf("cluster %s: the work agent did not sync with the hub within %s%s", c.Name, c.timeout, a.tail.report(AgentBinary))
 	case <-ctx.Done():
@@ -687,17 +675,7 @@ func (c *Cluster) stopAgentLocked() error {
 	if a == nil {
 		return nil
 	}
-	select {
-	case <-a.done:
-		return nil
-	default:
-	}
-	_ = a.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-a.done:
-	case <-time.After(agentStopTimeout):
-		_ = a.cmd.Process.Kill()
-		<-a.done
+	if a.Stop(agentStopTimeout) {
 		return fmt.Errorf("cluster %s: the work agent ignored SIGTERM for %s and was killed%s", c.Name, agentStopTimeout, a.tail.report(AgentBinary))
 	}
 	return nil
@@ -719,15 +697,7 @@ func (c *Cluster) RestartAgent(ctx context.Context) error {
 func (c *Cluster) AgentRunning() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.agent == nil {
-		return false
-	}
-	select {
-	case <-c.agent.done:
-		return false
-	default:
-		return true
-	}
+	return c.agent != nil && c.agent.Running()
 }
 
 // AgentLog returns the last lines of the current work agent's output, for a failing test's

@@ -112,13 +112,7 @@ type Registry struct {
 	client *auth.Client
 
 	mu   sync.Mutex
-	proc *registryProcess
-}
-
-type registryProcess struct {
-	cmd  *exec.Cmd
-	done chan struct{} // closed when the process has exited
-	err  error         // its exit status, once done is closed
+	proc *Process
 }
 
 // StartRegistry starts a registry and returns once it answers on /v2/. On error nothing is left
@@ -274,29 +268,22 @@ func (r *Registry) configure(opts RegistryOptions) error {
 func (r *Registry) Start(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.proc != nil {
-		select {
-		case <-r.proc.done:
-		default:
-			return nil
-		}
+	if r.proc != nil && r.proc.Running() {
+		return nil
 	}
 	var out io.Writer = r.log
 	if r.output != nil {
 		out = io.MultiWriter(r.log, r.output)
 	}
-	p := &registryProcess{cmd: exec.Command(r.bin, "serve", r.config), done: make(chan struct{})}
-	p.cmd.Dir = r.Dir
-	p.cmd.Stdout, p.cmd.Stderr = out, out
+	cmd := exec.Command(r.bin, "serve", r.config)
+	cmd.Dir = r.Dir
+	cmd.Stdout, cmd.Stderr = out, out
 	// Should this process die without Stop, the registry goes with it (Linux).
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := p.cmd.Start(); err != nil {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	p, err := StartProcess(cmd, nil)
+	if err != nil {
 		return fmt.Errorf("test registry %s: %w", r.Addr, err)
 	}
-	go func() {
-		p.err = p.cmd.Wait()
-		close(p.done)
-	}()
 	r.proc = p
 	if err := r.waitReady(ctx, p); err != nil {
 		return errors.Join(err, r.stopLocked())
@@ -304,7 +291,7 @@ func (r *Registry) Start(ctx context.Context) error {
 	return nil
 }
 
-func (r *Registry) waitReady(ctx context.Context, p *registryProcess) error {
+func (r *Registry) waitReady(ctx context.Context, p *Process) error {
 	// Any answer will do, 401 included: the registry is up.
 	probe := &http.Client{
 		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, //nolint:gosec // readiness probe only
@@ -320,8 +307,8 @@ func (r *Registry) waitReady(ctx context.Context, p *registryProcess) error {
 			return nil
 		}
 		select {
-		case <-p.done:
-			return fmt.Errorf("test registry %s exited: %v%s", r.Addr, p.err, r.log.report(RegistryBinary))
+		case <-p.Done():
+			return fmt.Errorf("test registry %s exited: %v%s", r.Addr, p.Err(), r.log.report(RegistryBinary))
 		case <-deadline.C:
 			return fmt.Errorf("test registry %s did not answer within %s: %v%s", r.Addr, registryReadyTimeout, err, r.log.report(RegistryBinary))
 		case <-ctx.Done():
@@ -340,21 +327,8 @@ func (r *Registry) Stop() error {
 }
 
 func (r *Registry) stopLocked() error {
-	p := r.proc
-	if p == nil {
-		return nil
-	}
-	select {
-	case <-p.done:
-		return nil
-	default:
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(registryStopTimeout):
-		_ = p.cmd.Process.Kill()
-		<-p.done
+	if r.proc != nil {
+		r.proc.Stop(registryStopTimeout)
 	}
 	return nil
 }
@@ -363,15 +337,7 @@ func (r *Registry) stopLocked() error {
 func (r *Registry) Running() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.proc == nil {
-		return false
-	}
-	select {
-	case <-r.proc.done:
-		return false
-	default:
-		return true
-	}
+	return r.proc != nil && r.proc.Running()
 }
 
 // Close stops the registry and removes its folder (a given DataDir stays).
@@ -406,10 +372,10 @@ func Connect(addr, username, password string) *Registry {
 func (r *Registry) PID() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.proc == nil || r.proc.cmd.Process == nil {
+	if r.proc == nil || !r.proc.Running() {
 		return 0
 	}
-	return r.proc.cmd.Process.Pid
+	return r.proc.Cmd.Process.Pid
 }
 
 // URL is the registry's base URL, http:// or https:// and Addr.
