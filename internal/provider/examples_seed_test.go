@@ -48,7 +48,8 @@ func TestExamplesNameSeededClusters(t *testing.T) {
 	}
 	// Each kind of reference occurs in the examples today; finding none means this test reads
 	// them wrongly, not that they are right.
-	for _, kind := range []string{"cluster_names", "cluster_groups", "fleet_oci_chain cluster", "resolve_route cluster"} {
+	for _, kind := range []string{"cluster_names", "cluster_groups", "fleet_oci_chain cluster", "resolve_route cluster",
+		"fleet_cluster_join cluster", "fleet_storage_site_deployment cluster", "fleet_oci_pull_status cluster"} {
 		if c.counts[kind] == 0 {
 			t.Errorf("found no %s in the examples: the test no longer finds what it checks", kind)
 		}
@@ -128,6 +129,12 @@ func (c *seedChecker) errorf(rng hcl.Range, format string, args ...any) {
 	c.errs = append(c.errs, fmt.Sprintf("%s: %s", rng, fmt.Sprintf(format, args...)))
 }
 
+// clusterArgument are the blocks whose `cluster` argument names a ManagedCluster.
+var clusterArgument = map[string]bool{
+	"data fleet_oci_chain": true, "resource fleet_cluster_join": true, "resource fleet_storage_site_deployment": true,
+	"data fleet_oci_pull_status": true,
+}
+
 func (c *seedChecker) body(b *hclsyntax.Body, block *hclsyntax.Block) {
 	attrs := make([]*hclsyntax.Attribute, 0, len(b.Attributes))
 	for _, a := range b.Attributes {
@@ -138,9 +145,9 @@ func (c *seedChecker) body(b *hclsyntax.Body, block *hclsyntax.Block) {
 		switch {
 		case a.Name == "cluster_names" || a.Name == "cluster_groups":
 			c.list(a.Name, a.Expr)
-		case a.Name == "cluster" && block != nil && block.Type == "data" && len(block.Labels) == 2 && block.Labels[0] == "fleet_oci_chain":
+		case a.Name == "cluster" && block != nil && len(block.Labels) == 2 && clusterArgument[block.Type+" "+block.Labels[0]]:
 			if name, ok := c.literal(a.Expr); ok {
-				c.counts["fleet_oci_chain cluster"]++
+				c.counts[block.Labels[0]+" cluster"]++
 				c.cluster(a.Expr.Range(), name)
 			}
 		}

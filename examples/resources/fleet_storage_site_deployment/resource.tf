@@ -1,9 +1,9 @@
-# Storage for the site "edge-berlin": discover its NVMe workers, size the draft, and approve it
-# once its nodes have been reviewed. Needs a controller on the hub that carries the request to
+# Storage for the site store-0203 (a store cluster of the demo fleet): discover its NVMe
+# workers, size the draft, and approve it once its nodes have been reviewed. Needs a controller on the hub that carries the request to
 # the site: `fleet-controller hub` (storage-site reconciler) or the simplyblock operator.
-resource "fleet_storage_site_deployment" "berlin" {
-  name    = "edge-berlin"
-  cluster = "edge-berlin" # the OCM ManagedCluster
+resource "fleet_storage_site_deployment" "store_0203" {
+  name    = "store-0203"
+  cluster = "store-0203" # the OCM ManagedCluster
 
   discover = {
     workers       = ["worker-1", "worker-2", "worker-3"]
@@ -11,7 +11,7 @@ resource "fleet_storage_site_deployment" "berlin" {
   }
 
   sizing = {
-    name                = "berlin"
+    name                = "store_0203"
     vcpu_count          = 4
     min_huge_pages_size = "8G"
     max_subsystem_count = 64
@@ -33,14 +33,14 @@ resource "fleet_storage_site_deployment" "berlin" {
 }
 
 # The nodes the site's discovery found, for review before approving.
-output "berlin_draft_nodes" {
-  value = fleet_storage_site_deployment.berlin.draft.node_refs
+output "store_0203_draft_nodes" {
+  value = fleet_storage_site_deployment.store_0203.draft.node_refs
 }
 
 # What a simplyblock StorageClass on the site names (known once the cluster is Online).
-output "berlin_storage" {
+output "store_0203_storage" {
   value = {
-    cluster_id = fleet_storage_site_deployment.berlin.storage_cluster.uuid
-    pool_name  = fleet_storage_site_deployment.berlin.storage_cluster.pool
+    cluster_id = fleet_storage_site_deployment.store_0203.storage_cluster.uuid
+    pool_name  = fleet_storage_site_deployment.store_0203.storage_cluster.pool
   }
 }
