@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -67,6 +68,8 @@ func startExtras(ctx context.Context, dir string, fleet *testbed.Fleet, registri
 		cmd := exec.Command(agentBin, append([]string{"agent", "--kubeconfig", c.Kubeconfig,
 			"--cache-dir", filepath.Join(c.Dir, "oci-cache"), "--metrics-bind-address", "0", "--health-probe-bind-address", "0"}, agentArgs...)...)
 		cmd.Stdout, cmd.Stderr = out, out
+		// Should localfleet be killed, its agents go with it (Linux), as its registries do.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		p, err := testbed.StartProcess(cmd, func() { _ = out.Close() })
 		if err != nil {
 			_ = out.Close()
