@@ -2,7 +2,6 @@ package provider
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -195,26 +194,7 @@ func TestAccClusterJoinPlanWarnings(t *testing.T) {
 	all := []string{clusterMissing, siteMissing, entryMissing, taken, noWAN, entryRemoved, shared}
 	expect := func(step string, got []cliDiag, failed bool, want map[string][]string) {
 		t.Helper()
-		if failed {
-			t.Fatalf("%s: the plan failed: %v", step, got)
-		}
-		got = only(got, all...)
-		if len(got) != len(want) {
-			t.Errorf("%s: warnings %v, want %d: %v", step, got, len(want), want)
-			return
-		}
-		for _, d := range got {
-			parts, ok := want[d.Summary]
-			if !ok || d.Severity != "warning" {
-				t.Errorf("%s: unexpected %v", step, d)
-				continue
-			}
-			for _, p := range parts {
-				if !strings.Contains(d.Detail, p) {
-					t.Errorf("%s: %q does not say %q:\n%s", step, d.Summary, p, d.Detail)
-				}
-			}
-		}
+		expectWarnings(t, step, got, failed, all, want)
 	}
 	join := func(name, cluster, site, entry string) string {
 		e := ""

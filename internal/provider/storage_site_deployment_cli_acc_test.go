@@ -164,6 +164,32 @@ func (w *cliWorkdir) destroy() {
 }
 
 // only returns the diagnostics whose summary is one of summaries.
+// expectWarnings checks that a plan that did not fail gave, of the diagnostics summarised as
+// one of summaries, exactly the warnings of want, each detail saying every part listed.
+func expectWarnings(t *testing.T, step string, got []cliDiag, failed bool, summaries []string, want map[string][]string) {
+	t.Helper()
+	if failed {
+		t.Fatalf("%s: the plan failed: %v", step, got)
+	}
+	got = only(got, summaries...)
+	if len(got) != len(want) {
+		t.Errorf("%s: warnings %v, want %d: %v", step, got, len(want), want)
+		return
+	}
+	for _, d := range got {
+		parts, ok := want[d.Summary]
+		if !ok || d.Severity != "warning" {
+			t.Errorf("%s: unexpected %v", step, d)
+			continue
+		}
+		for _, p := range parts {
+			if !strings.Contains(d.Detail, p) {
+				t.Errorf("%s: %q does not say %q:\n%s", step, d.Summary, p, d.Detail)
+			}
+		}
+	}
+}
+
 func only(diags []cliDiag, summaries ...string) []cliDiag {
 	var out []cliDiag
 	for _, d := range diags {

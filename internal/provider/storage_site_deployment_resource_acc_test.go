@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -646,26 +645,7 @@ func TestAccStorageSiteDeploymentPlanWarnings(t *testing.T) {
 	all := []string{replaced, notDrafted, notOnHub, destroyWarn}
 	expect := func(step string, got []cliDiag, failed bool, want map[string][]string) {
 		t.Helper()
-		if failed {
-			t.Fatalf("%s: the plan failed: %v", step, got)
-		}
-		got = only(got, all...)
-		if len(got) != len(want) {
-			t.Errorf("%s: warnings %v, want %d: %v", step, got, len(want), want)
-			return
-		}
-		for _, d := range got {
-			parts, ok := want[d.Summary]
-			if !ok || d.Severity != "warning" {
-				t.Errorf("%s: unexpected %v", step, d)
-				continue
-			}
-			for _, p := range parts {
-				if !strings.Contains(d.Detail, p) {
-					t.Errorf("%s: %q does not say %q:\n%s", step, d.Summary, p, d.Detail)
-				}
-			}
-		}
+		expectWarnings(t, step, got, failed, all, want)
 	}
 	config := func(cluster, body string) string { return ssdConfig(ws, cluster, body) }
 

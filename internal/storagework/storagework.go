@@ -36,7 +36,7 @@ var (
 )
 
 const (
-	Component  = "storage-site"
+	Component = "storage-site"
 	// FieldOwner is the field manager of what the hub applies onto the draft: the operator's
 	// hub-deploy, with the prefix OCM requires of a ManifestWork's server-side apply manager.
 	FieldOwner = "work-agent-hub-deploy"
