@@ -408,6 +408,16 @@ func TestPullThroughTheFleet(t *testing.T) {
 		p.await(t, "after-restart", "Pulled", pulledFrom("source", d, v1alpha1.Failover{Registry: "stalled", Reason: "Unreachable"}))
 	})
 
+	t.Run("steady state: the hub writes nothing", func(t *testing.T) {
+		// Nine pulls, all answered: first, the four failure classes, late, never, big, after-restart.
+		p.storage(t, 9, 0, 0, "source")
+		before := testkit.Counter("fleet_hub_writes_total", nil)
+		time.Sleep(3 * time.Second)
+		if n := testkit.Counter("fleet_hub_writes_total", nil) - before; n != 0 {
+			t.Errorf("%v writes in 3 s of a settled fleet (routing and pull-status); want none", n)
+		}
+	})
+
 	t.Run("nothing on the cluster that the works do not carry", func(t *testing.T) {
 		assertOnlyCarried(t, p)
 	})

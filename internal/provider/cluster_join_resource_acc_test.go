@@ -2,6 +2,7 @@ package provider
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -233,6 +234,22 @@ func TestAccClusterJoinPlanWarnings(t *testing.T) {
 	pf := `  ingress = [{ id = "proxy", method = "port_forward", address = "203.0.113.10", ports = { https = 30443 } }]`
 	d, failed = w.plan(site(pf) + join("j", a, "berlin", "proxy") + join("k", other, "berlin", "proxy"))
 	expect("entry turned port_forward", d, failed, map[string][]string{shared: {`Ingress entry "proxy" of FleetSite ` + ws + `/berlin is port_forward`, "j, k"}})
+	// The same answer whatever order Terraform plans in: blocks reversed, one at a time, and with
+	// a sibling join renamed (replaced) in the same plan.
+	for _, v := range []struct {
+		name   string
+		blocks []string
+		args   []string
+	}{
+		{"declared in reverse", []string{join("k", other, "berlin", "proxy"), join("j", a, "berlin", "proxy"), site(pf)}, nil},
+		{"-parallelism=1", []string{site(pf), join("j", a, "berlin", "proxy"), join("k", other, "berlin", "proxy")}, []string{"-parallelism=1"}},
+		{"reversed, -parallelism=1", []string{join("k", other, "berlin", "proxy"), join("j", a, "berlin", "proxy"), site(pf)}, []string{"-parallelism=1"}},
+		{"sibling renamed", []string{site(pf), join("j", a, "berlin", "proxy"), join("k2", other, "berlin", "proxy")}, nil},
+	} {
+		w.write(strings.Join(v.blocks, ""))
+		got, failed := w.diags(append([]string{"plan"}, v.args...)...)
+		expect("entry turned port_forward, "+v.name, got, failed, map[string][]string{shared: {`Ingress entry "proxy" of FleetSite ` + ws + `/berlin is port_forward`, "j, k"}})
+	}
 	d, failed = w.plan(site(`  hub_gateway = { enabled = true, domain = "berlin.example.com" }`) + join("j", a, "berlin", "") + join("k", other, "berlin", ""))
 	expect("entry removed", d, failed, map[string][]string{entryRemoved: {`no longer has ingress entry "proxy"`, "j, k"}})
 	d, failed = w.plan(site("") + join("j", a, "berlin", "") + join("k", other, "berlin", ""))
