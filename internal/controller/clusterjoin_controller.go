@@ -97,7 +97,7 @@ func (r *ClusterJoinReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		st.IngressMethod = ""
 		set(v1alpha1.JoinedCondition, false, reason, msg)
 		set(v1alpha1.ReadyCondition, false, reason, msg)
-		return ctrl.Result{}, r.writeJoinStatus(ctx, &j, st)
+		return ctrl.Result{}, writeStatus(ctx, r.Client, &j, &j.Status, st, kindClusterJoin)
 	}
 
 	cluster := managedClusterMetadata()
@@ -146,13 +146,13 @@ func (r *ClusterJoinReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	st.IngressMethod = ""
 	if id == "" {
 		set(v1alpha1.ReadyCondition, true, v1alpha1.ReasonReady, fmt.Sprintf("joined to site %s without an ingress entry", j.Spec.Site))
-		return ctrl.Result{}, r.writeJoinStatus(ctx, &j, st)
+		return ctrl.Result{}, writeStatus(ctx, r.Client, &j, &j.Status, st, kindClusterJoin)
 	}
 	entry, ok := site.Entry(id)
 	if !ok {
 		set(v1alpha1.ReadyCondition, false, v1alpha1.ReasonIngressNotFound,
 			fmt.Sprintf("site %s has no ingress entry %q (it has: %s)", j.Spec.Site, id, strings.Join(entryIDs(&site), ", ")))
-		return ctrl.Result{}, r.writeJoinStatus(ctx, &j, st)
+		return ctrl.Result{}, writeStatus(ctx, r.Client, &j, &j.Status, st, kindClusterJoin)
 	}
 	st.IngressMethod = entry.Method
 	if entry.Method == v1alpha1.IngressPortForward {
@@ -164,11 +164,11 @@ func (r *ClusterJoinReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			set(v1alpha1.ReadyCondition, false, v1alpha1.ReasonIngressTaken,
 				fmt.Sprintf("ingress entry %q of site %s is a port_forward entry, which serves one cluster, and FleetClusterJoin %s (cluster %s) holds it: bind this join to another entry, or use a reverse_proxy entry",
 					id, j.Spec.Site, joinKey(holder), holder.Spec.Cluster))
-			return ctrl.Result{}, r.writeJoinStatus(ctx, &j, st)
+			return ctrl.Result{}, writeStatus(ctx, r.Client, &j, &j.Status, st, kindClusterJoin)
 		}
 	}
 	set(v1alpha1.ReadyCondition, true, v1alpha1.ReasonReady, fmt.Sprintf("joined to site %s through %s entry %q (%s)", j.Spec.Site, entry.Method, id, entry.Address))
-	return ctrl.Result{}, r.writeJoinStatus(ctx, &j, st)
+	return ctrl.Result{}, writeStatus(ctx, r.Client, &j, &j.Status, st, kindClusterJoin)
 }
 
 // joinLabels are the labels a join puts on its cluster.
@@ -304,15 +304,6 @@ func EntryHolder(joins []v1alpha1.FleetClusterJoin, site, id string) *v1alpha1.F
 		return bound[a].Name < bound[b].Name
 	})
 	return bound[0]
-}
-
-func (r *ClusterJoinReconciler) writeJoinStatus(ctx context.Context, j *v1alpha1.FleetClusterJoin, st *v1alpha1.FleetClusterJoinStatus) error {
-	if equality.Semantic.DeepEqual(&j.Status, st) {
-		return nil
-	}
-	j.Status = *st
-	Writes.WithLabelValues(kindClusterJoin, verbStatus).Inc()
-	return r.Status().Update(ctx, j)
 }
 
 // SetupWithManager registers the reconciler: a join is reconciled on its own changes, on its

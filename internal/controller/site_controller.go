@@ -83,12 +83,12 @@ func (r *SiteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	}
 	if err := r.applyEdge(ctx, &site, cmKey, EdgeData(&site, ready)); err != nil {
 		setCondition(&st.Conditions, gen, v1alpha1.ReadyCondition, false, v1alpha1.ReasonEdgeWriteFailed, fmt.Sprintf("writing ConfigMap %s: %v", cmKey, err))
-		_ = r.writeSiteStatus(ctx, &site, st)
+		_ = writeStatus(ctx, r.Client, &site, &site.Status, st, kindSite)
 		return ctrl.Result{}, err
 	}
 	setCondition(&st.Conditions, gen, v1alpha1.ReadyCondition, true, v1alpha1.ReasonEdgePublished,
 		fmt.Sprintf("ConfigMap %s carries the site's edge; %d clusters joined", cmKey.Name, len(ready)))
-	return ctrl.Result{}, r.writeSiteStatus(ctx, &site, st)
+	return ctrl.Result{}, writeStatus(ctx, r.Client, &site, &site.Status, st, kindSite)
 }
 
 func gatewayState(s *v1alpha1.FleetSite) string {
@@ -196,15 +196,6 @@ func (r *SiteReconciler) applyEdge(ctx context.Context, site *v1alpha1.FleetSite
 	cm.Data, cm.OwnerReferences = data, []metav1.OwnerReference{owner}
 	Writes.WithLabelValues(kindConfigMap, verbUpdate).Inc()
 	return r.Update(ctx, &cm)
-}
-
-func (r *SiteReconciler) writeSiteStatus(ctx context.Context, s *v1alpha1.FleetSite, st *v1alpha1.FleetSiteStatus) error {
-	if equality.Semantic.DeepEqual(&s.Status, st) {
-		return nil
-	}
-	s.Status = *st
-	Writes.WithLabelValues(kindSite, verbStatus).Inc()
-	return r.Status().Update(ctx, s)
 }
 
 // SetupWithManager registers the reconciler: a site is reconciled on its spec's changes and on

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -76,7 +77,7 @@ func (r *StorageSiteReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		st.ObservedGeneration, st.Phase = d.Generation, storagev1alpha2.PhasePending
 		st.Message = fmt.Sprintf("no ManagedCluster %q on the hub: join the site's cluster, or fix spec.cluster (which means a new request)", d.Spec.Cluster)
 		setCondition(&st.Conditions, d.Generation, storagev1alpha2.DeliveredCondition, false, storagev1alpha2.ReasonClusterNotFound, st.Message)
-		return ctrl.Result{RequeueAfter: storageRequeueInProgress}, r.writeStorageStatus(ctx, &d, st)
+		return ctrl.Result{RequeueAfter: storageRequeueInProgress}, writeStatus(ctx, r.Client, &d, &d.Status, st, kindStorageSite)
 	}
 	if err != nil {
 		return ctrl.Result{}, err
@@ -106,13 +107,13 @@ func (r *StorageSiteReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if err := r.applyWork(ctx, &observed, desired); err != nil {
 		setCondition(&st.Conditions, d.Generation, storagev1alpha2.DeliveredCondition, false, storagev1alpha2.ReasonDeliveryFailed,
 			fmt.Sprintf("writing ManifestWork %s: %v", workKey, err))
-		return ctrl.Result{}, errors.Join(err, r.writeStorageStatus(ctx, &d, st))
+		return ctrl.Result{}, errors.Join(err, writeStatus(ctx, r.Client, &d, &d.Status, st, kindStorageSite))
 	}
 	requeue := storageRequeueInProgress
 	if st.Phase == storagev1alpha2.PhaseOnline {
 		requeue = storageRequeueOnline
 	}
-	return ctrl.Result{RequeueAfter: requeue}, r.writeStorageStatus(ctx, &d, st)
+	return ctrl.Result{RequeueAfter: requeue}, writeStatus(ctx, r.Client, &d, &d.Status, st, kindStorageSite)
 }
 
 // patchFinalizers adds or removes the finalizer with a merge patch of metadata.finalizers only:
@@ -141,15 +142,6 @@ func (r *StorageSiteReconciler) applyWork(ctx context.Context, observed, desired
 	upd.Spec = desired.Spec
 	Writes.WithLabelValues(kindWork, verbUpdate).Inc()
 	return r.Update(ctx, upd)
-}
-
-func (r *StorageSiteReconciler) writeStorageStatus(ctx context.Context, d *storagev1alpha2.StorageSiteDeployment, st *storagev1alpha2.StorageSiteDeploymentStatus) error {
-	if equality.Semantic.DeepEqual(&d.Status, st) {
-		return nil
-	}
-	d.Status = *st
-	Writes.WithLabelValues(kindStorageSite, verbStatus).Inc()
-	return r.Status().Update(ctx, d)
 }
 
 // storageRequest is what d asks of its site, in the operator's JSON shape.
@@ -196,7 +188,7 @@ func storageStatus(d *storagev1alpha2.StorageSiteDeployment, rep storagework.Rep
 	hasNodes := len(dr.NodeRefs) > 0
 	switch {
 	case draftFailed || runFailed:
-		set(storagev1alpha2.DiscoveredCondition, false, storagev1alpha2.ReasonDraftFailed, firstNonEmpty(dr.Message, rep.Run.Message, "the site's discovery failed"))
+		set(storagev1alpha2.DiscoveredCondition, false, storagev1alpha2.ReasonDraftFailed, cmp.Or(dr.Message, rep.Run.Message, "the site's discovery failed"))
 	case hasNodes:
 		set(storagev1alpha2.DiscoveredCondition, true, storagev1alpha2.ReasonDraftHasNodes, fmt.Sprintf("draft %s names %d nodes", d.Spec.DraftName, len(dr.NodeRefs)))
 	case dr.Exists:
@@ -228,7 +220,7 @@ func storageStatus(d *storagev1alpha2.StorageSiteDeployment, rep storagework.Rep
 	case draftFailed || runFailed:
 		set(storagev1alpha2.ReadyCondition, false, storagev1alpha2.ReasonDraftFailed, "the site's draft failed")
 	case d.Spec.Approved && hasNodes:
-		set(storagev1alpha2.ReadyCondition, false, storagev1alpha2.ReasonDeploying, fmt.Sprintf("the approved draft is expanding (%s)", firstNonEmpty(dr.Phase, "waiting")))
+		set(storagev1alpha2.ReadyCondition, false, storagev1alpha2.ReasonDeploying, fmt.Sprintf("the approved draft is expanding (%s)", cmp.Or(dr.Phase, "waiting")))
 	default:
 		set(storagev1alpha2.ReadyCondition, false, storagev1alpha2.ReasonWaitingForSite, "no storage cluster yet")
 	}
@@ -236,7 +228,7 @@ func storageStatus(d *storagev1alpha2.StorageSiteDeployment, rep storagework.Rep
 	switch {
 	case draftFailed || runFailed || s.Phase == "Failed":
 		st.Phase = storagev1alpha2.PhaseFailed
-		st.Message = firstNonEmpty(dr.Message, rep.Run.Message, "the site reported a failure")
+		st.Message = cmp.Or(dr.Message, rep.Run.Message, "the site reported a failure")
 	case online:
 		st.Phase, st.Message = storagev1alpha2.PhaseOnline, fmt.Sprintf("storage cluster %s is Online: uuid %s, pool %s", s.Name, s.UUID, s.Pool)
 	case d.Spec.Approved && hasNodes:
@@ -256,15 +248,6 @@ func suffix(s string) string {
 		return ""
 	}
 	return " (" + s + ")"
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // SetupWithManager registers the reconciler: a request is reconciled on its own changes and on

@@ -5,6 +5,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
@@ -29,6 +31,17 @@ var Writes = prometheus.NewCounterVec(prometheus.CounterOpts{
 }, []string{"resource", "verb"})
 
 func init() { metrics.Registry.MustRegister(Writes) }
+
+// writeStatus sets obj's status, current, to desired and writes it, unless it is so already:
+// compare before writing, and count the write.
+func writeStatus[S any](ctx context.Context, c client.Client, obj client.Object, current, desired *S, resource string) error {
+	if equality.Semantic.DeepEqual(current, desired) {
+		return nil
+	}
+	*current = *desired
+	Writes.WithLabelValues(resource, verbStatus).Inc()
+	return c.Status().Update(ctx, obj)
+}
 
 // writer runs a reconcile's writes with bounded concurrency.
 type writer struct{ g errgroup.Group }
