@@ -1,7 +1,6 @@
 package agent_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -21,6 +19,7 @@ import (
 	"github.com/umkim/terraform-provider-fleet/internal/ocichain"
 	"github.com/umkim/terraform-provider-fleet/internal/puller"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
+	"github.com/umkim/terraform-provider-fleet/internal/testkit"
 )
 
 // BenchmarkAgentPullRSS measures the peak RSS of the agent's pull of a 256 MiB artifact (four
@@ -45,7 +44,7 @@ func BenchmarkAgentPullRSS(b *testing.B) {
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("build fleet-controller: %v\n%s", err, out)
 	}
-	launcher := buildRSSLauncher(b, tmp)
+	launcher := testkit.NewRSSLauncher(b)
 	chain := filepath.Join(tmp, "chain.json")
 	chainJSON, err := json.Marshal(ocichain.Chain{Registries: []puller.Registry{reg.Entry("local")}})
 	if err != nil {
@@ -63,15 +62,15 @@ func BenchmarkAgentPullRSS(b *testing.B) {
 
 	b.ResetTimer()
 	oursDest, peerDest := filepath.Join(tmp, "agent-cache"), filepath.Join(tmp, "oras")
-	ours, _ := peakRSS(b, launcher, 0, fleetBin, "pull", "--chain", chain, "--artifact", ref, "--dest", oursDest)
-	peer, peerOut := peakRSS(b, launcher, 0, orasBin, "pull", "--plain-http", "--no-tty", "-o", peerDest, reg.Addr+"/"+ref)
+	ours, _ := launcher.Run(b, 0, fleetBin, "pull", "--chain", chain, "--artifact", ref, "--dest", oursDest)
+	peer, peerOut := launcher.Run(b, 0, orasBin, "pull", "--plain-http", "--no-tty", "-o", peerDest, reg.Addr+"/"+ref)
 	b.StopTimer()
-	if floor, _ := peakRSS(b, launcher, 0, "true"); ours <= floor || peer <= floor {
+	if floor, _ := launcher.Run(b, 0, "true"); ours <= floor || peer <= floor {
 		b.Logf("warning: a pull's peak RSS is at the launcher's own floor of %.1f MiB; the figures are upper bounds", floor)
 	}
 	// What fleet-controller takes before it pulls anything (its packages' init; it exits 2
 	// after printing its usage), to tell the pull's own memory from the binary's.
-	startup, _ := peakRSS(b, launcher, 2, fleetBin, "help")
+	startup, _ := launcher.Run(b, 2, fleetBin, "help")
 
 	// What each pulled: our OCI layout resolves the artifact to the pushed manifest and holds
 	// every layer; oras names the manifest and writes every layer under its title.
@@ -98,86 +97,6 @@ func BenchmarkAgentPullRSS(b *testing.B) {
 	b.ReportMetric(ratio, "rss_ratio_vs_oras")
 	b.ReportMetric(startup, "startup_rss_MiB")
 	fmt.Printf("agent: artifact_mib=%d peak_rss_mib=%.1f oras_peak_rss_mib=%.1f ratio=%.2f\n", artifactMiB, ours, peer, ratio)
-}
-
-// Peak RSS is the child's rusage Maxrss (KiB on Linux), but not as the benchmark's own child:
-// Linux keeps the high-water mark of the memory a process had before exec, and Go starts a
-// child sharing its parent's memory (vfork), so every child of this test binary, tens of MiB
-// of Kubernetes packages, would report at least the test binary's own peak. A tiny launcher,
-// built here from rssLauncherSource, starts each pull instead and writes its Maxrss to a file;
-// its own floor (a few MiB) is far below a pull's.
-
-// rssLauncherSource is `launcher <file> <command> [args]`: it runs the command with the
-// launcher's stdio, writes the command's Maxrss into file and exits with its exit code.
-const rssLauncherSource = `package main
-
-import (
-	"fmt"
-	"os"
-	"os/exec"
-	"strconv"
-	"syscall"
-)
-
-func main() {
-	cmd := exec.Command(os.Args[2], os.Args[3:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	err := cmd.Run()
-	if cmd.ProcessState == nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(125)
-	}
-	maxrss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss
-	if err := os.WriteFile(os.Args[1], []byte(strconv.FormatInt(maxrss, 10)), 0o600); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(125)
-	}
-	os.Exit(cmd.ProcessState.ExitCode())
-}
-`
-
-func buildRSSLauncher(b *testing.B, tmp string) string {
-	b.Helper()
-	dir := filepath.Join(tmp, "rss-launcher")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		b.Fatal(err)
-	}
-	src, bin := filepath.Join(dir, "main.go"), filepath.Join(dir, "rss-launcher")
-	if err := os.WriteFile(src, []byte(rssLauncherSource), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	build := exec.Command("go", "build", "-o", bin, src)
-	build.Dir = dir
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("build the RSS launcher: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// peakRSS runs command through the launcher, expecting exit code wantExit, and returns its
-// peak resident set size in MiB and its stdout.
-func peakRSS(b *testing.B, launcher string, wantExit int, command ...string) (float64, string) {
-	b.Helper()
-	result, err := os.CreateTemp(b.TempDir(), "maxrss-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	result.Close()
-	cmd := exec.Command(launcher, append([]string{result.Name()}, command...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != wantExit {
-		b.Fatalf("%s: %v, want exit code %d\n%s%s", strings.Join(command, " "), err, wantExit, stdout.String(), stderr.String())
-	}
-	data, err := os.ReadFile(result.Name())
-	if err != nil {
-		b.Fatal(err)
-	}
-	kib, err := strconv.ParseInt(string(data), 10, 64)
-	if err != nil {
-		b.Fatalf("the launcher wrote %q: %v", data, err)
-	}
-	return float64(kib) / 1024, stdout.String()
 }
 
 // fetchManifest returns the image manifest m of repo in reg.

@@ -1,7 +1,6 @@
 package puller_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 
 	. "github.com/umkim/terraform-provider-fleet/internal/puller"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
+	"github.com/umkim/terraform-provider-fleet/internal/testkit"
 )
 
 // BenchmarkPull pulls a 256 MiB artifact from a local registry with `fleet-controller pull` and
@@ -42,14 +41,15 @@ func BenchmarkPull(b *testing.B) {
 	big := pushGenerated(b, reg, "bench/big", 4, 64*mib)
 	small := pushGenerated(b, reg, "bench/small", 4, 8*mib)
 
+	launcher := testkit.NewRSSLauncher(b)
 	ours := func(repo string, d digest.Digest) run {
-		return measure(b, tmp, func(dest string) *exec.Cmd {
-			return exec.Command(fleetBin, "pull", "--chain", chain, "--artifact", repo+"@"+d.String(), "--dest", dest)
+		return measure(b, tmp, launcher, func(dest string) []string {
+			return []string{fleetBin, "pull", "--chain", chain, "--artifact", repo + "@" + d.String(), "--dest", dest}
 		})
 	}
 	peer := func(repo string, d digest.Digest) run {
-		return measure(b, tmp, func(dest string) *exec.Cmd {
-			return exec.Command(orasBin, "pull", "--plain-http", "--no-tty", "-o", dest, reg.Addr+"/"+repo+"@"+d.String())
+		return measure(b, tmp, launcher, func(dest string) []string {
+			return []string{orasBin, "pull", "--plain-http", "--no-tty", "-o", dest, reg.Addr + "/" + repo + "@" + d.String()}
 		})
 	}
 	b.ResetTimer()
@@ -91,24 +91,17 @@ func maxRSS(runs []run) float64 {
 }
 
 // measure runs a pull into a fresh directory, which it removes afterwards, and returns its wall
-// time and peak RSS.
-func measure(b *testing.B, tmp string, command func(dest string) *exec.Cmd) run {
+// time and peak RSS (through the launcher: see testkit.RSSLauncher).
+func measure(b *testing.B, tmp string, launcher *testkit.RSSLauncher, command func(dest string) []string) run {
 	b.Helper()
 	dest, err := os.MkdirTemp(tmp, "dest-")
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer os.RemoveAll(dest)
-	cmd := command(dest)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		b.Fatalf("%s: %v\n%s", cmd, err, out.String())
-	}
-	elapsed := time.Since(start)
-	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss // KiB on Linux
-	return run{elapsed: elapsed, rssMiB: float64(rss) / 1024}
+	rss, _ := launcher.Run(b, 0, command(dest)...)
+	return run{elapsed: time.Since(start), rssMiB: rss}
 }
 
 // pushGenerated pushes an artifact of n pseudo-random blobs of size bytes each, streaming them
