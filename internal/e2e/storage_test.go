@@ -161,7 +161,18 @@ func TestStorageSiteDeployment(t *testing.T) {
 
 	t.Run("approved: the site expands the draft and the storage cluster comes Online", func(t *testing.T) {
 		update("site-a", func(d *storagev1alpha2.StorageSiteDeployment) { d.Spec.Approved = true })
-		d := await("site-a", "Online", phase(storagev1alpha2.PhaseOnline))
+		// Online, and everything the site reports settled (the draft expanded, its nodes Online):
+		// what the steady-state check below needs, since each of those is a status write.
+		d := await("site-a", "Online", func(d *storagev1alpha2.StorageSiteDeployment) error {
+			if err := phase(storagev1alpha2.PhaseOnline)(d); err != nil {
+				return err
+			}
+			if dr, sc := d.Status.Draft, d.Status.StorageCluster; dr == nil || dr.Phase != storagev1alpha2.DraftPhaseExpanded || !dr.Approved ||
+				sc == nil || len(sc.Nodes) == 0 || slices.ContainsFunc(sc.Nodes, func(n storagev1alpha2.StorageNodeStatus) bool { return n.Phase != "Online" }) {
+				return fmt.Errorf("not settled: draft %+v storage cluster %+v", dr, sc)
+			}
+			return nil
+		})
 		sc := d.Status.StorageCluster
 		if sc == nil || sc.Name != "sc-a" || sc.UUID == "" || sc.Pool == "" || len(sc.Nodes) != 1 || sc.Nodes[0].Hostname != "w1" || sc.Nodes[0].Phase != "Online" {
 			t.Errorf("storage cluster %+v", sc)
