@@ -36,11 +36,7 @@ func TestLeaderElection(t *testing.T) {
 
 	testkit.TakeOver(t, c, leaseNS, controller.DefaultLeaderElectionID, converge, a, b, held)
 
-	sh := v.route("shadowed")
-	sh.Spec.Priority = 7
-	if err := c.Update(ctx, sh); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Update(t, c, v.route("shadowed"), func(r *v1alpha1.OCIStorageRoute) { r.Spec.Priority = 7 })
 	v.converged()
 	testkit.Eventually(t, converge, "eu-01 moved by the new leader", func() error {
 		if st, err := v.storage("eu-01"); err != nil || st.Status.Route != "shadowed" {

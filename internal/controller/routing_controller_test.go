@@ -280,11 +280,7 @@ func TestRoutingWorkspace(t *testing.T) {
 	t.Run("priority change moves exactly the affected clusters", func(t *testing.T) {
 		before := workVersions(t, v)
 		w0, s0 := writes(t, "manifestwork", ""), writes(t, "clusterocistorage", "")
-		sh := v.route("shadowed")
-		sh.Spec.Priority = 7 // after lab (5), before eu (10)
-		if err := c.Update(ctx, sh); err != nil {
-			t.Fatal(err)
-		}
+		testkit.Update(t, c, v.route("shadowed"), func(r *v1alpha1.OCIStorageRoute) { r.Spec.Priority = 7 }) // after lab (5), before eu (10)
 		v.converged()
 		testkit.Eventually(t, converge, "eu clusters on route shadowed", func() error {
 			for _, cl := range seedRoutes["eu"] {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -149,7 +148,7 @@ func TestChainDeliveredToClusters(t *testing.T) {
 	})
 
 	t.Run("a route's new registry order reaches its clusters only", func(t *testing.T) {
-		updateRoute(t, ctx, c, ws, "eu", func(r *v1alpha1.OCIStorageRoute) { r.Spec.Registries = []string{"source", "mirror-eu"} })
+		updateRoute(t, c, ws, "eu", func(r *v1alpha1.OCIStorageRoute) { r.Spec.Registries = []string{"source", "mirror-eu"} })
 		euWant.registries = []string{"source", "mirror-eu"}
 		expect(t, "eu-01", euWant)
 		if err := checkSpoke(ctx, spokes["us-01"], ws, usWant); err != nil {
@@ -173,7 +172,7 @@ func TestChainDeliveredToClusters(t *testing.T) {
 		if err := eu.StopAgent(); err != nil {
 			t.Fatal(err)
 		}
-		updateRoute(t, ctx, c, ws, "eu", func(r *v1alpha1.OCIStorageRoute) {
+		updateRoute(t, c, ws, "eu", func(r *v1alpha1.OCIStorageRoute) {
 			r.Spec.ReplicationWait = &metav1.Duration{Duration: 5 * time.Minute}
 		})
 		// The hub's work changes; the cluster, without its agent, does not.
@@ -294,23 +293,9 @@ func route(ws, name string, spec v1alpha1.OCIStorageRouteSpec) *v1alpha1.OCIStor
 	return &v1alpha1.OCIStorageRoute{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ws}, Spec: spec}
 }
 
-func updateRoute(t *testing.T, ctx context.Context, c client.Client, ws, name string, change func(*v1alpha1.OCIStorageRoute)) {
+func updateRoute(t *testing.T, c client.Client, ws, name string, change func(*v1alpha1.OCIStorageRoute)) {
 	t.Helper()
-	for range 5 { // the controller writes the route's status: retry on conflicts
-		var r v1alpha1.OCIStorageRoute
-		if err := c.Get(ctx, types.NamespacedName{Namespace: ws, Name: name}, &r); err != nil {
-			t.Fatal(err)
-		}
-		change(&r)
-		err := c.Update(ctx, &r)
-		if err == nil {
-			return
-		}
-		if !apierrors.IsConflict(err) {
-			t.Fatal(err)
-		}
-	}
-	t.Fatalf("route %s: conflicts on every update", name)
+	testkit.Update(t, c, &v1alpha1.OCIStorageRoute{ObjectMeta: metav1.ObjectMeta{Namespace: ws, Name: name}}, change)
 }
 
 // runManager runs the named reconcilers of fleet-controller hub on h, in-process, until t ends.

@@ -174,7 +174,7 @@ func (p *pullFleet) addRegistry(t *testing.T, name string, e puller.Registry, ag
 // setChain points route eu at registries, with a replication wait.
 func (p *pullFleet) setChain(t *testing.T, wait time.Duration, registries ...string) {
 	t.Helper()
-	updateRoute(t, p.ctx, p.hub, pullWS, "eu", func(r *v1alpha1.OCIStorageRoute) {
+	updateRoute(t, p.hub, pullWS, "eu", func(r *v1alpha1.OCIStorageRoute) {
 		r.Spec.Registries, r.Spec.ReplicationWait = registries, &metav1.Duration{Duration: wait}
 	})
 	p.awaitChain(t, registries...)

@@ -84,14 +84,7 @@ func TestStorageSiteDeployment(t *testing.T) {
 	}
 	update := func(name string, change func(*storagev1alpha2.StorageSiteDeployment)) {
 		t.Helper()
-		d, err := get(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		change(d)
-		if err := hub.Update(ctx, d); err != nil {
-			t.Fatal(err)
-		}
+		testkit.Update(t, hub, &storagev1alpha2.StorageSiteDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "storage", Name: name}}, change)
 	}
 	draftOnSite := func(name string) *sitev1alpha2.ClusterDeploymentConfig {
 		t.Helper()

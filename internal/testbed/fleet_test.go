@@ -170,14 +170,7 @@ func TestFleet(t *testing.T) {
 		if !one.AgentRunning() {
 			t.Fatal("agent not running after its restart")
 		}
-		var w workv1.ManifestWork
-		if err := hub.Get(ctx, types.NamespacedName{Namespace: one.Name, Name: "probe"}, &w); err != nil {
-			t.Fatal(err)
-		}
-		w.Spec = probeWork(one.Name, "again").Spec
-		if err := hub.Update(ctx, &w); err != nil {
-			t.Fatal(err)
-		}
+		testkit.Update(t, hub, probeWork(one.Name, "again"), func(w *workv1.ManifestWork) { w.Spec = probeWork(one.Name, "again").Spec })
 		expectFeedback(t, ctx, hub, one.Name, "again", f)
 	})
 

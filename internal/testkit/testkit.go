@@ -12,7 +12,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
@@ -35,6 +37,22 @@ func Run(t testing.TB, mgr ctrl.Manager) (stop func()) {
 	}
 	t.Cleanup(stop)
 	return stop
+}
+
+// Update reads obj by its key, applies change and writes it back, again after a conflict: the
+// controllers write the status of the objects the tests change, which moves their resource version.
+func Update[T client.Object](t testing.TB, c client.Client, obj T, change func(T)) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(t.Context(), client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		change(obj)
+		return c.Update(t.Context(), obj)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Eventually polls check every 200 ms until it returns nil or timeout passes, then fails the

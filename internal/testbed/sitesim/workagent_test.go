@@ -19,6 +19,7 @@ import (
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed/sitesim"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed/sitesim/v1alpha2"
+	"github.com/umkim/terraform-provider-fleet/internal/testkit"
 )
 
 const workConverge = 60 * time.Second
@@ -131,31 +132,27 @@ func TestThroughWorkAgent(t *testing.T) {
 	// 2. Sizing and approval onto the draft (server-side apply, forced: the draft's template is
 	// the site's), and the StorageCluster read back (ReadOnly).
 	begin = time.Now()
-	if err := hub.Get(ctx, client.ObjectKeyFromObject(work), work); err != nil {
-		t.Fatal(err)
-	}
-	work.Spec.Workload.Manifests = append(work.Spec.Workload.Manifests,
-		manifest(t, map[string]any{
-			"apiVersion": v1alpha2.GroupVersion.String(), "kind": "ClusterDeploymentConfig",
-			"metadata": map[string]any{"name": "site-b", "namespace": ns},
-			"spec": map[string]any{"approved": true, "cluster": map[string]any{"name": "sc-b", "vcpuCount": 4,
-				"maxSubsystemCount": 8, "minHugePagesSize": "4G", "stripe": map[string]any{"dataChunks": 2, "parityChunks": 1}}},
-		}),
-		manifest(t, map[string]any{
-			"apiVersion": v1alpha2.GroupVersion.String(), "kind": "StorageCluster",
-			"metadata": map[string]any{"name": "sc-b", "namespace": ns},
-		}))
-	work.Spec.ManifestConfigs = append(work.Spec.ManifestConfigs,
-		workv1.ManifestConfigOption{ResourceIdentifier: siteResource("clusterdeploymentconfigs", "site-b"),
-			FeedbackScrapeType: workv1.FeedbackWatchType, FeedbackRules: jsonPaths("phase", "message", "nodeRefs", "clusterRef"),
-			UpdateStrategy: &workv1.UpdateStrategy{Type: workv1.UpdateStrategyTypeServerSideApply,
-				ServerSideApply: &workv1.ServerSideApplyConfig{Force: true, FieldManager: "work-agent-hub-deploy"}}},
-		workv1.ManifestConfigOption{ResourceIdentifier: siteResource("storageclusters", "sc-b"),
-			FeedbackScrapeType: workv1.FeedbackWatchType, FeedbackRules: jsonPaths("phase", "uuid", "pool", "nodes"),
-			UpdateStrategy: &workv1.UpdateStrategy{Type: workv1.UpdateStrategyTypeReadOnly}})
-	if err := hub.Update(ctx, work); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Update(t, hub, work, func(work *workv1.ManifestWork) { // the agent writes the work's status
+		work.Spec.Workload.Manifests = append(work.Spec.Workload.Manifests,
+			manifest(t, map[string]any{
+				"apiVersion": v1alpha2.GroupVersion.String(), "kind": "ClusterDeploymentConfig",
+				"metadata": map[string]any{"name": "site-b", "namespace": ns},
+				"spec": map[string]any{"approved": true, "cluster": map[string]any{"name": "sc-b", "vcpuCount": 4,
+					"maxSubsystemCount": 8, "minHugePagesSize": "4G", "stripe": map[string]any{"dataChunks": 2, "parityChunks": 1}}},
+			}),
+			manifest(t, map[string]any{
+				"apiVersion": v1alpha2.GroupVersion.String(), "kind": "StorageCluster",
+				"metadata": map[string]any{"name": "sc-b", "namespace": ns},
+			}))
+		work.Spec.ManifestConfigs = append(work.Spec.ManifestConfigs,
+			workv1.ManifestConfigOption{ResourceIdentifier: siteResource("clusterdeploymentconfigs", "site-b"),
+				FeedbackScrapeType: workv1.FeedbackWatchType, FeedbackRules: jsonPaths("phase", "message", "nodeRefs", "clusterRef"),
+				UpdateStrategy: &workv1.UpdateStrategy{Type: workv1.UpdateStrategyTypeServerSideApply,
+					ServerSideApply: &workv1.ServerSideApplyConfig{Force: true, FieldManager: "work-agent-hub-deploy"}}},
+			workv1.ManifestConfigOption{ResourceIdentifier: siteResource("storageclusters", "sc-b"),
+				FeedbackScrapeType: workv1.FeedbackWatchType, FeedbackRules: jsonPaths("phase", "uuid", "pool", "nodes"),
+				UpdateStrategy: &workv1.UpdateStrategy{Type: workv1.UpdateStrategyTypeReadOnly}})
+	})
 	var cluster map[string]string
 	waitWork(t, hub, spoke, func(w *workv1.ManifestWork) error {
 		draft := feedbackOf(w, "clusterdeploymentconfigs", "site-b")
