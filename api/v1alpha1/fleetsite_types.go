@@ -84,7 +84,7 @@ type HubGateway struct {
 	Domain string `json:"domain,omitempty"`
 }
 
-// SecretKeyRef names one key of a Secret in the FleetSite's namespace.
+// SecretKeyRef names one key of a Secret in the namespace of the object that refers to it.
 type SecretKeyRef struct {
 	// Name of the Secret.
 	// +kubebuilder:validation:MinLength=1

@@ -1,0 +1,120 @@
+package v1alpha1
+
+import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// UninstallFinalizer is the finalizer `fleet-controller agent` puts on a FleetRelease so that
+// deleting it uninstalls the Helm release first.
+const UninstallFinalizer = "fleet.umkim.io/helm-uninstall"
+
+// FleetReleaseSpec asks `fleet-controller agent` on a workload cluster to install the chart an
+// OCIPull of the same namespace pulled, as a Helm release. The hub's apps reconciler writes it
+// from a FleetApp; it is not meant to be written by hand.
+type FleetReleaseSpec struct {
+	// Pull is the name of the OCIPull, in the release's namespace, that pulls the chart.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Pull string `json:"pull"`
+
+	// ReleaseName is the Helm release's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=53
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="releaseName is immutable"
+	ReleaseName string `json:"releaseName"`
+
+	// Namespace the release is installed in, created if missing.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="namespace is immutable"
+	Namespace string `json:"namespace"`
+
+	// Values for the chart.
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	Values *apiextensionsv1.JSON `json:"values,omitempty"`
+
+	// ValuesSecretRef names a key of a Secret in the release's namespace whose values (YAML or
+	// JSON) are merged over values.
+	// +optional
+	ValuesSecretRef *SecretKeyRef `json:"valuesSecretRef,omitempty"`
+}
+
+// ReleasePhase is where a release stands on the cluster.
+// +kubebuilder:validation:Enum=Pending;Installing;Deployed;Failed
+type ReleasePhase string
+
+// Phases of a release.
+const (
+	// ReleasePending: the chart is not pulled yet (the OCIPull says why).
+	ReleasePending ReleasePhase = "Pending"
+	// ReleaseInstalling: Helm installs or upgrades the release.
+	ReleaseInstalling ReleasePhase = "Installing"
+	// ReleaseDeployed: Helm's last install or upgrade succeeded.
+	ReleaseDeployed ReleasePhase = "Deployed"
+	// ReleaseFailed: the chart could not be loaded or Helm failed.
+	ReleaseFailed ReleasePhase = "Failed"
+)
+
+// FleetReleaseStatus is written by `fleet-controller agent`.
+type FleetReleaseStatus struct {
+	// ObservedGeneration is the generation of the spec this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Phase of the release.
+	// +optional
+	Phase ReleasePhase `json:"phase,omitempty"`
+
+	// Revision is the Helm release's revision.
+	// +optional
+	Revision int32 `json:"revision,omitempty"`
+
+	// Digest of the chart last installed.
+	// +optional
+	Digest string `json:"digest,omitempty"`
+
+	// Chart is the installed chart's name-version.
+	// +optional
+	Chart string `json:"chart,omitempty"`
+
+	// Message says why the release failed or what it waits for.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// FleetRelease is a Helm release on a workload cluster, installed by `fleet-controller agent`
+// from a chart an OCIPull brought through the routed registry chain. Deleting it uninstalls the
+// release.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=frel,categories=fleet
+// +kubebuilder:printcolumn:name="Release",type=string,JSONPath=`.spec.releaseName`
+// +kubebuilder:printcolumn:name="Namespace",type=string,JSONPath=`.spec.namespace`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Revision",type=integer,JSONPath=`.status.revision`
+// +kubebuilder:printcolumn:name="Chart",type=string,JSONPath=`.status.chart`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type FleetRelease struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   FleetReleaseSpec   `json:"spec"`
+	Status FleetReleaseStatus `json:"status,omitempty"`
+}
+
+// FleetReleaseList is a list of FleetReleases.
+//
+// +kubebuilder:object:root=true
+type FleetReleaseList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []FleetRelease `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&FleetRelease{}, &FleetReleaseList{})
+}
