@@ -71,7 +71,6 @@ func New(cluster, name, workspace string, requests ...Request) (*workv1.Manifest
 			hub.ManagedByLabel: hub.ControllerManager, hub.WorkspaceLabel: workspace, hub.ComponentLabel: Component,
 		}},
 	}
-	gv := v1alpha1.GroupVersion
 	for _, r := range requests {
 		if r.Spec.Workspace == "" {
 			r.Spec.Workspace = workspace
@@ -79,22 +78,32 @@ func New(cluster, name, workspace string, requests ...Request) (*workv1.Manifest
 		if r.Spec.Workspace != workspace {
 			return nil, fmt.Errorf("pull %q names workspace %q in a work of workspace %q", r.Name, r.Spec.Workspace, workspace)
 		}
-		raw, err := json.Marshal(v1alpha1.OCIPull{
-			TypeMeta:   metav1.TypeMeta{APIVersion: gv.String(), Kind: "OCIPull"},
-			ObjectMeta: metav1.ObjectMeta{Name: r.Name, Namespace: ocichain.Namespace},
-			Spec:       r.Spec,
-		})
-		if err != nil {
+		if err := Add(w, r); err != nil {
 			return nil, err
 		}
-		w.Spec.Workload.Manifests = append(w.Spec.Workload.Manifests, workv1.Manifest{RawExtension: runtime.RawExtension{Raw: raw}})
-		w.Spec.ManifestConfigs = append(w.Spec.ManifestConfigs, workv1.ManifestConfigOption{
-			ResourceIdentifier: workv1.ResourceIdentifier{Group: gv.Group, Resource: "ocipulls", Name: r.Name, Namespace: ocichain.Namespace},
-			FeedbackRules:      []workv1.FeedbackRule{{Type: workv1.JSONPathsType, JsonPaths: feedbackPaths}},
-			FeedbackScrapeType: workv1.FeedbackWatchType,
-		})
 	}
 	return w, nil
+}
+
+// Add appends r to w as an OCIPull in fleet-system with the feedback rules that bring its status
+// back, for works that carry other manifests beside their pulls; Read finds it among them.
+func Add(w *workv1.ManifestWork, r Request) error {
+	gv := v1alpha1.GroupVersion
+	raw, err := json.Marshal(v1alpha1.OCIPull{
+		TypeMeta:   metav1.TypeMeta{APIVersion: gv.String(), Kind: "OCIPull"},
+		ObjectMeta: metav1.ObjectMeta{Name: r.Name, Namespace: ocichain.Namespace},
+		Spec:       r.Spec,
+	})
+	if err != nil {
+		return err
+	}
+	w.Spec.Workload.Manifests = append(w.Spec.Workload.Manifests, workv1.Manifest{RawExtension: runtime.RawExtension{Raw: raw}})
+	w.Spec.ManifestConfigs = append(w.Spec.ManifestConfigs, workv1.ManifestConfigOption{
+		ResourceIdentifier: workv1.ResourceIdentifier{Group: gv.Group, Resource: "ocipulls", Name: r.Name, Namespace: ocichain.Namespace},
+		FeedbackRules:      []workv1.FeedbackRule{{Type: workv1.JSONPathsType, JsonPaths: feedbackPaths}},
+		FeedbackScrapeType: workv1.FeedbackWatchType,
+	})
+	return nil
 }
 
 // Pull is one request of a work and what its cluster reported.
