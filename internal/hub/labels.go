@@ -15,3 +15,15 @@ const (
 	// ComponentLabel says what a ManifestWork carries, e.g. a workspace's chain or pulls.
 	ComponentLabel = "app.kubernetes.io/component"
 )
+
+// What the apps and app-routes reconcilers mark their objects with.
+const (
+	// OwnerAnnotation names, as <namespace>/<name>, the FleetApp or FleetAppRoute a ManifestWork
+	// carries: the work lives in the cluster's namespace, where no owner reference can point, and
+	// a name of up to 253 characters does not fit a label.
+	OwnerAnnotation = "fleet.umkim.io/owner"
+	// GatewayLabel marks the hub ConfigMaps that the hub's gateway reads its routes from.
+	GatewayLabel = "fleet.umkim.io/gateway"
+	// GatewayTraefik is the GatewayLabel value of Traefik dynamic-configuration fragments.
+	GatewayTraefik = "traefik"
+)

@@ -1,0 +1,226 @@
+package appwork
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
+
+	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
+	"github.com/umkim/terraform-provider-fleet/internal/hub"
+	"github.com/umkim/terraform-provider-fleet/internal/pullwork"
+)
+
+const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+func app(secret bool) *v1alpha1.FleetApp {
+	a := &v1alpha1.FleetApp{ObjectMeta: metav1.ObjectMeta{Namespace: "ws", Name: "web"},
+		Spec: v1alpha1.FleetAppSpec{Chart: "hello", Cluster: "eu-01", Namespace: "shop", Values: &apiextensionsv1.JSON{Raw: []byte(`{"replicas":2}`)}}}
+	if secret {
+		a.Spec.ValuesSecretRef = &v1alpha1.SecretKeyRef{Name: "web-values", Key: "values.yaml"}
+	}
+	return a
+}
+
+func chart(version, digest string) *v1alpha1.FleetChart {
+	return &v1alpha1.FleetChart{ObjectMeta: metav1.ObjectMeta{Namespace: "ws", Name: "hello"},
+		Spec: v1alpha1.FleetChartSpec{Repository: "charts/hello", Version: version, Digest: digest}}
+}
+
+// decoded returns the work's manifests by kind.
+func decoded(t *testing.T, w *workv1.ManifestWork) (pulls []v1alpha1.OCIPull, releases []v1alpha1.FleetRelease, secrets []corev1.Secret) {
+	t.Helper()
+	for _, m := range w.Spec.Workload.Manifests {
+		var tm metav1.TypeMeta
+		if err := json.Unmarshal(m.Raw, &tm); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		switch tm.Kind {
+		case "OCIPull":
+			pulls = append(pulls, v1alpha1.OCIPull{})
+			err = json.Unmarshal(m.Raw, &pulls[len(pulls)-1])
+		case "FleetRelease":
+			releases = append(releases, v1alpha1.FleetRelease{})
+			err = json.Unmarshal(m.Raw, &releases[len(releases)-1])
+		case "Secret":
+			secrets = append(secrets, corev1.Secret{})
+			err = json.Unmarshal(m.Raw, &secrets[len(secrets)-1])
+		default:
+			t.Errorf("unexpected kind %q", tm.Kind)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return pulls, releases, secrets
+}
+
+func TestNew(t *testing.T) {
+	w, err := New(app(false), chart("0.1.0", ""), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Name != "app-ws-web" || w.Namespace != "eu-01" {
+		t.Errorf("work %s/%s, want eu-01/app-ws-web", w.Namespace, w.Name)
+	}
+	if l := w.Labels; l[hub.ManagedByLabel] != hub.ControllerManager || l[hub.WorkspaceLabel] != "ws" || l[hub.ComponentLabel] != Component {
+		t.Errorf("labels %v", l)
+	}
+	if got := w.Annotations[hub.OwnerAnnotation]; got != "ws/web" {
+		t.Errorf("owner annotation %q", got)
+	}
+	pulls, releases, secrets := decoded(t, w)
+	if len(pulls) != 1 || len(releases) != 1 || len(secrets) != 0 {
+		t.Fatalf("%d pulls, %d releases, %d secrets; want 1, 1, 0", len(pulls), len(releases), len(secrets))
+	}
+	p := pulls[0]
+	if p.Name != "app-ws-web" || p.Namespace != "fleet-system" || p.Spec != (v1alpha1.OCIPullSpec{Workspace: "ws", Repository: "charts/hello", Tag: "0.1.0"}) {
+		t.Errorf("pull %s/%s %+v", p.Namespace, p.Name, p.Spec)
+	}
+	r := releases[0]
+	if r.Namespace != "fleet-system" || len(r.Finalizers) != 1 || r.Finalizers[0] != v1alpha1.UninstallFinalizer {
+		t.Errorf("release %s/%s finalizers %v", r.Namespace, r.Name, r.Finalizers)
+	}
+	if r.Spec.Pull != p.Name || r.Spec.ReleaseName != "web" || r.Spec.Namespace != "shop" || string(r.Spec.Values.Raw) != `{"replicas":2}` || r.Spec.ValuesSecretRef != nil {
+		t.Errorf("release spec %+v", r.Spec)
+	}
+	var paths []string
+	for _, c := range w.Spec.ManifestConfigs {
+		for _, rule := range c.FeedbackRules {
+			for _, jp := range rule.JsonPaths {
+				paths = append(paths, c.ResourceIdentifier.Resource+":"+jp.Name)
+			}
+		}
+	}
+	for _, want := range []string{"ocipulls:state", "ocipulls:digest", "fleetreleases:phase", "fleetreleases:revision", "fleetreleases:digest",
+		"fleetreleases:chart", "fleetreleases:message", "fleetreleases:observedGeneration", "fleetreleases:generation"} {
+		if !strings.Contains(strings.Join(paths, " "), want) {
+			t.Errorf("feedback rules %v lack %s", paths, want)
+		}
+	}
+
+	// A pinned digest is pulled by digest, without the tag.
+	w, err = New(app(false), chart("0.1.0", digest), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pulls, _, _ := decoded(t, w); pulls[0].Spec.Digest != digest || pulls[0].Spec.Tag != "" {
+		t.Errorf("pinned pull %+v", pulls[0].Spec)
+	}
+}
+
+func TestNewValuesSecret(t *testing.T) {
+	src := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ws", Name: "web-values"},
+		Data: map[string][]byte{"values.yaml": []byte("password: s3cret\n"), "other": []byte("not carried")}}
+	w, err := New(app(true), chart("0.1.0", ""), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, releases, secrets := decoded(t, w)
+	if len(secrets) != 1 {
+		t.Fatalf("%d secrets, want 1", len(secrets))
+	}
+	s := secrets[0]
+	if s.Name != "app-ws-web-values" || s.Namespace != "fleet-system" || len(s.Data) != 1 || string(s.Data["values.yaml"]) != "password: s3cret\n" {
+		t.Errorf("secret %s/%s with keys %d", s.Namespace, s.Name, len(s.Data))
+	}
+	if ref := releases[0].Spec.ValuesSecretRef; ref == nil || *ref != (v1alpha1.SecretKeyRef{Name: s.Name, Key: "values.yaml"}) {
+		t.Errorf("release valuesSecretRef %+v", ref)
+	}
+	delete(src.Data, "values.yaml")
+	if _, err := New(app(true), chart("0.1.0", ""), src); err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), `no key "values.yaml"`) {
+		t.Errorf("missing key: %v", err)
+	}
+}
+
+func TestName(t *testing.T) {
+	long := strings.Repeat("n", 253)
+	a, b := Name("app", "ws", long), Name("app", "ws", long[:252]+"m")
+	if len(a) != 253 || a == b || !strings.HasPrefix(a, "app-ws-nnn") {
+		t.Errorf("bounded names %q, %q", a, b)
+	}
+	if got := ValuesSecretName(&v1alpha1.FleetApp{ObjectMeta: metav1.ObjectMeta{Namespace: "ws", Name: long}}); len(got) != 253 || !strings.HasSuffix(got, "-values") {
+		t.Errorf("values secret name %q (%d)", got, len(got))
+	}
+}
+
+func str(name, v string) workv1.FeedbackValue {
+	return workv1.FeedbackValue{Name: name, Value: workv1.FieldValue{Type: workv1.String, String: &v}}
+}
+
+func num(name string, v int64) workv1.FeedbackValue {
+	return workv1.FeedbackValue{Name: name, Value: workv1.FieldValue{Type: workv1.Integer, Integer: &v}}
+}
+
+// reportedWork is app's work at generation gen, applied at appliedGen, with the pull's and the
+// release's feedback (none when nil).
+func reportedWork(t *testing.T, gen, appliedGen int64, pull, release []workv1.FeedbackValue) *workv1.ManifestWork {
+	t.Helper()
+	w, err := New(app(false), chart("0.1.0", ""), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Generation = gen
+	w.Status.Conditions = []metav1.Condition{{Type: workv1.WorkApplied, Status: metav1.ConditionTrue, ObservedGeneration: appliedGen, Message: "applied"}}
+	if pull != nil {
+		w.Status.ResourceStatus.Manifests = append(w.Status.ResourceStatus.Manifests, workv1.ManifestCondition{
+			ResourceMeta:    workv1.ManifestResourceMeta{Group: "fleet.umkim.io", Kind: "OCIPull", Resource: "ocipulls", Name: w.Name, Namespace: "fleet-system"},
+			StatusFeedbacks: workv1.StatusFeedbackResult{Values: pull}})
+	}
+	if release != nil {
+		w.Status.ResourceStatus.Manifests = append(w.Status.ResourceStatus.Manifests, workv1.ManifestCondition{
+			ResourceMeta:    workv1.ManifestResourceMeta{Group: "fleet.umkim.io", Kind: "FleetRelease", Resource: "fleetreleases", Name: w.Name, Namespace: "fleet-system"},
+			StatusFeedbacks: workv1.StatusFeedbackResult{Values: release}})
+	}
+	return w
+}
+
+func pulled(state string) []workv1.FeedbackValue {
+	return []workv1.FeedbackValue{str("workspace", "ws"), str("repository", "charts/hello"), str("tag", "0.1.0"), num("generation", 1),
+		num("observedGeneration", 1), str("state", state), str("registry", "mirror-eu"), str("digest", digest)}
+}
+
+func release(gen, observed int64, phase string) []workv1.FeedbackValue {
+	return []workv1.FeedbackValue{num("generation", gen), num("observedGeneration", observed), str("phase", phase), num("revision", 3),
+		str("digest", digest), str("chart", "hello-0.1.0"), str("message", "upgraded")}
+}
+
+func TestRead(t *testing.T) {
+	for _, tc := range []struct {
+		name                string
+		work                *workv1.ManifestWork
+		delivered           bool
+		pullState, relPhase string
+		reported            bool
+		revision            int32
+	}{
+		{"no feedback", reportedWork(t, 1, 1, nil, nil), true, pullwork.Unknown, Unknown, false, 0},
+		{"work not applied at its generation", reportedWork(t, 2, 1, pulled("Pulled"), release(1, 1, "Deployed")), false, pullwork.Unknown, Unknown, true, 3},
+		{"waiting for the artifact", reportedWork(t, 1, 1, pulled("WaitingForArtifact"), nil), true, "WaitingForArtifact", Unknown, false, 0},
+		{"release behind its generation", reportedWork(t, 1, 1, pulled("Pulled"), release(2, 1, "Deployed")), true, "Pulled", Unknown, true, 3},
+		{"deployed", reportedWork(t, 1, 1, pulled("Pulled"), release(2, 2, "Deployed")), true, "Pulled", "Deployed", true, 3},
+		{"release failed", reportedWork(t, 1, 1, pulled("Pulled"), release(1, 1, "Failed")), true, "Pulled", "Failed", true, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := Read(tc.work)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Delivered != tc.delivered || rep.Pull.State() != tc.pullState || rep.Release.Phase() != tc.relPhase || rep.Release.Reported != tc.reported {
+				t.Errorf("delivered %v pull %s release %s reported %v; want %v %s %s %v", rep.Delivered, rep.Pull.State(), rep.Release.Phase(),
+					rep.Release.Reported, tc.delivered, tc.pullState, tc.relPhase, tc.reported)
+			}
+			if rep.Release.Status.Revision != tc.revision {
+				t.Errorf("revision %d, want %d", rep.Release.Status.Revision, tc.revision)
+			}
+			if tc.relPhase == "Deployed" && (rep.Release.Status.Digest != digest || rep.Release.Status.Chart != "hello-0.1.0" || rep.Pull.Status.Registry != "mirror-eu") {
+				t.Errorf("release %+v pull %+v", rep.Release.Status, rep.Pull.Status)
+			}
+		})
+	}
+}
