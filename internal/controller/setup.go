@@ -57,6 +57,12 @@ var Reconcilers = map[string]func(ctrl.Manager, Options) error{
 	"cluster-joins": func(mgr ctrl.Manager, _ Options) error {
 		return (&ClusterJoinReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
 	},
+	"apps": func(mgr ctrl.Manager, _ Options) error {
+		return (&AppReconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}).SetupWithManager(mgr)
+	},
+	"app-routes": func(mgr ctrl.Manager, _ Options) error {
+		return (&AppRouteReconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}).SetupWithManager(mgr)
+	},
 }
 
 // Setup adds the named reconcilers to mgr.

@@ -1,0 +1,349 @@
+package controller
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	workv1 "open-cluster-management.io/api/work/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
+	"github.com/umkim/terraform-provider-fleet/internal/appwork"
+	"github.com/umkim/terraform-provider-fleet/internal/hub"
+	"github.com/umkim/terraform-provider-fleet/internal/pullwork"
+)
+
+// +kubebuilder:rbac:groups=fleet.umkim.io,resources=fleetapps,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=fleet.umkim.io,resources=fleetapps/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=fleet.umkim.io,resources=fleetapps/finalizers,verbs=update
+// +kubebuilder:rbac:groups=fleet.umkim.io,resources=fleetcharts,verbs=get;list;watch
+// +kubebuilder:rbac:groups=fleet.umkim.io,resources=fleetcharts/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=manifestworks,verbs=get;list;watch;create;update;delete
+
+// What the apps reconciler writes, for the writes metric.
+const (
+	kindApp   = "fleetapp"
+	kindChart = "fleetchart"
+)
+
+// appFinalizer lets the reconciler delete the app's work, and so uninstall its release, before
+// the app goes.
+const appFinalizer = "fleet.umkim.io/app"
+
+// Reasons of a FleetApp's conditions (Delivered, Ready) besides its phases.
+const (
+	reasonChartNotFound        = "ChartNotFound"
+	reasonValuesSecretNotFound = "ValuesSecretNotFound"
+	reasonWorkApplied          = "WorkApplied"
+	reasonWorkPending          = "WorkPending"
+)
+
+// Requeue cadence of apps: what the cluster reports comes through the watched work, so these
+// only bound how late an app sees what no watch shows: a change of its values Secret (Secrets
+// other than registry ones are not cached), or a work being deleted.
+const (
+	appRequeueValues   = 5 * time.Minute
+	appRequeueDeleting = 5 * time.Second
+)
+
+// appChartIndex indexes FleetApps by <namespace>/<spec.chart>.
+const appChartIndex = "appChart"
+
+// AppReconciler delivers each FleetApp to its cluster in one ManifestWork (internal/appwork),
+// reports the pull's and the release's state from the work's feedback, and keeps each FleetChart's
+// status (the digest a cluster pulled, the number of apps naming it).
+//
+// Deleting an app deletes its work in the foreground; OCM's work agent then deletes the
+// FleetRelease on the cluster, whose finalizer has the agent uninstall the release first; the
+// app's finalizer goes once the work is gone. Deleting a chart leaves its apps installed.
+type AppReconciler struct {
+	client.Client
+	// Reader reads values Secrets, which the manager's cache (registry Secrets only) does not hold.
+	Reader client.Reader
+}
+
+// Reconcile delivers one app and reports what its cluster answered.
+func (r *AppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var app v1alpha1.FleetApp
+	if err := r.Get(ctx, req.NamespacedName, &app); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	workKey := types.NamespacedName{Namespace: app.Spec.Cluster, Name: appwork.WorkName(&app)}
+	if !app.DeletionTimestamp.IsZero() {
+		return r.uninstall(ctx, &app, workKey)
+	}
+	if !controllerutil.ContainsFinalizer(&app, appFinalizer) {
+		if err := patchFinalizers(ctx, r.Client, &app, kindApp, appFinalizer, controllerutil.AddFinalizer); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+
+	st := app.Status.DeepCopy()
+	st.ObservedGeneration = app.Generation
+	gen := app.Generation
+	result := ctrl.Result{}
+	if app.Spec.ValuesSecretRef != nil {
+		result.RequeueAfter = appRequeueValues
+	}
+	pending := func(reason, msg string) (ctrl.Result, error) {
+		st.Phase, st.Message = v1alpha1.AppPending, msg
+		setCondition(&st.Conditions, gen, v1alpha1.ReadyCondition, false, reason, msg)
+		return result, writeStatus(ctx, r.Client, &app, &app.Status, st, kindApp)
+	}
+	// A missing chart or Secret leaves the work as it is: the release stays installed.
+	var chart v1alpha1.FleetChart
+	err := r.Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: app.Spec.Chart}, &chart)
+	if apierrors.IsNotFound(err) {
+		return pending(reasonChartNotFound, fmt.Sprintf("no FleetChart %s/%s: create it, or fix spec.chart", app.Namespace, app.Spec.Chart))
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	var values *corev1.Secret
+	if ref := app.Spec.ValuesSecretRef; ref != nil {
+		values = &corev1.Secret{}
+		err := r.Reader.Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: ref.Name}, values)
+		if apierrors.IsNotFound(err) {
+			return pending(reasonValuesSecretNotFound, fmt.Sprintf("no Secret %s/%s: create it with key %q, or fix spec.valuesSecretRef", app.Namespace, ref.Name, ref.Key))
+		}
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if _, ok := values.Data[ref.Key]; !ok {
+			return pending(reasonValuesSecretNotFound, fmt.Sprintf("Secret %s/%s has no key %q: add it, or fix spec.valuesSecretRef", app.Namespace, ref.Name, ref.Key))
+		}
+	}
+	if err := r.Get(ctx, types.NamespacedName{Name: app.Spec.Cluster}, managedClusterMetadata()); apierrors.IsNotFound(err) {
+		msg := fmt.Sprintf("no ManagedCluster %q on the hub: join the cluster, or replace the app with one naming a joined cluster", app.Spec.Cluster)
+		setCondition(&st.Conditions, gen, v1alpha1.DeliveredCondition, false, v1alpha1.ReasonClusterNotFound, msg)
+		return pending(v1alpha1.ReasonClusterNotFound, msg)
+	} else if err != nil {
+		return ctrl.Result{}, err
+	}
+
+	desired, err := appwork.New(&app, &chart, values)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	var observed workv1.ManifestWork
+	if err := r.Get(ctx, workKey, &observed); client.IgnoreNotFound(err) != nil {
+		return ctrl.Result{}, err
+	}
+	current, err := applyWork(ctx, r.Client, &observed, desired)
+	if err != nil {
+		msg := fmt.Sprintf("writing ManifestWork %s: %v", workKey, err)
+		setCondition(&st.Conditions, gen, v1alpha1.DeliveredCondition, false, v1alpha1.ReasonDeliveryFailed, msg)
+		return ctrl.Result{}, errors.Join(err, writeStatus(ctx, r.Client, &app, &app.Status, st, kindApp))
+	}
+	rep, err := appwork.Read(current)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	appStatus(st, gen, workKey, rep)
+	return result, writeStatus(ctx, r.Client, &app, &app.Status, st, kindApp)
+}
+
+// uninstall deletes the app's work and waits until it is gone (its release uninstalled on the
+// cluster), then lets the app go.
+func (r *AppReconciler) uninstall(ctx context.Context, app *v1alpha1.FleetApp, workKey types.NamespacedName) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(app, appFinalizer) {
+		return ctrl.Result{}, nil
+	}
+	var w workv1.ManifestWork
+	err := r.Get(ctx, workKey, &w)
+	if apierrors.IsNotFound(err) {
+		return ctrl.Result{}, client.IgnoreNotFound(patchFinalizers(ctx, r.Client, app, kindApp, appFinalizer, controllerutil.RemoveFinalizer))
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if w.DeletionTimestamp.IsZero() {
+		Writes.WithLabelValues(kindWork, verbDelete).Inc()
+		if err := client.IgnoreNotFound(r.Delete(ctx, &w)); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{RequeueAfter: appRequeueDeleting}, nil
+}
+
+// appStatus sets st from what the app's cluster reported through work: plain inputs, no I/O.
+func appStatus(st *v1alpha1.FleetAppStatus, gen int64, work types.NamespacedName, rep appwork.Report) {
+	st.WorkName = work.Name
+	if rep.Delivered {
+		setCondition(&st.Conditions, gen, v1alpha1.DeliveredCondition, true, reasonWorkApplied, fmt.Sprintf("ManifestWork %s is applied on the cluster", work))
+	} else {
+		setCondition(&st.Conditions, gen, v1alpha1.DeliveredCondition, false, reasonWorkPending,
+			fmt.Sprintf("waiting for the cluster's work agent to apply ManifestWork %s%s", work, suffix(rep.DeliveryMessage)))
+	}
+	pull, rel := rep.Pull, rep.Release
+	ps := pull.Status
+	st.Registry, st.Reason, st.Attempts, st.NextRetry = ps.Registry, ps.Reason, ps.Attempts, ps.NextRetry
+	if pull.State() == string(v1alpha1.OCIPullPulled) {
+		st.Reason, st.NextRetry = "", nil
+	}
+	if rel.Reported {
+		st.Revision = rel.Status.Revision
+	}
+	st.Digest = cmp.Or(ps.Digest, rel.Status.Digest)
+
+	switch {
+	case pull.State() == string(v1alpha1.OCIPullFailed):
+		st.Phase, st.Message = v1alpha1.AppFailed, fmt.Sprintf("pulling %s failed: %s", pull.Artifact(), cmp.Or(ps.Message, ps.Reason))
+	case rel.Phase() == string(v1alpha1.ReleaseFailed):
+		st.Phase, st.Message = v1alpha1.AppFailed, "the release failed: "+rel.Status.Message
+	case pull.State() == pullwork.Unknown:
+		st.Phase, st.Message = v1alpha1.AppPending, "waiting for the cluster to report the pull of "+pull.Artifact()
+	case pull.State() == string(v1alpha1.OCIPullWaitingForArtifact):
+		st.Phase, st.Message = v1alpha1.AppWaitingForArtifact, fmt.Sprintf("%s lacks %s; the pull retries%s", cmp.Or(ps.Registry, "the chain"), pull.Artifact(), suffix(ps.Message))
+	case pull.State() != string(v1alpha1.OCIPullPulled):
+		st.Phase, st.Message = v1alpha1.AppPulling, fmt.Sprintf("pulling %s (%s)", pull.Artifact(), pull.State())
+	case rel.Phase() == string(v1alpha1.ReleaseDeployed) && (rel.Status.Digest == "" || rel.Status.Digest == ps.Digest):
+		st.Phase, st.Message = v1alpha1.AppDeployed, fmt.Sprintf("release %s revision %d is deployed%s", rel.Status.Chart, rel.Status.Revision, suffix(rel.Status.Message))
+	default:
+		st.Phase, st.Message = v1alpha1.AppInstalling, fmt.Sprintf("%s is pulled from %s; Helm installs it%s", pull.Artifact(), ps.Registry, suffix(rel.Status.Message))
+	}
+	setCondition(&st.Conditions, gen, v1alpha1.ReadyCondition, st.Phase == v1alpha1.AppDeployed, string(st.Phase), st.Message)
+}
+
+// patchFinalizers adds or removes finalizer with a merge patch of metadata.finalizers only (with
+// the object's resourceVersion), so that no other field is written back.
+func patchFinalizers(ctx context.Context, c client.Client, obj client.Object, resource, finalizer string, change func(client.Object, string) bool) error {
+	base := obj.DeepCopyObject().(client.Object)
+	change(obj, finalizer)
+	Writes.WithLabelValues(resource, verbPatch).Inc()
+	return c.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+}
+
+// applyWork creates the work, or updates it when its manifests, manifest configs, labels or
+// annotations differ; it returns the work as it now is on the hub.
+func applyWork(ctx context.Context, c client.Client, observed, desired *workv1.ManifestWork) (*workv1.ManifestWork, error) {
+	if observed.UID == "" {
+		Writes.WithLabelValues(kindWork, verbCreate).Inc()
+		return desired, c.Create(ctx, desired)
+	}
+	annotated := true
+	for k, v := range desired.Annotations {
+		annotated = annotated && observed.Annotations[k] == v
+	}
+	if annotated && workUpToDate(observed, desired) && equality.Semantic.DeepEqual(observed.Spec.ManifestConfigs, desired.Spec.ManifestConfigs) {
+		return observed, nil
+	}
+	upd := observed.DeepCopy()
+	for k, v := range desired.Labels {
+		metav1.SetMetaDataLabel(&upd.ObjectMeta, k, v)
+	}
+	for k, v := range desired.Annotations {
+		metav1.SetMetaDataAnnotation(&upd.ObjectMeta, k, v)
+	}
+	upd.Spec = desired.Spec
+	Writes.WithLabelValues(kindWork, verbUpdate).Inc()
+	return upd, c.Update(ctx, upd)
+}
+
+// ChartStatusReconciler keeps each FleetChart's status: the apps naming it and the digest one of
+// them pulled. It runs with the apps reconciler.
+type ChartStatusReconciler struct {
+	client.Client
+}
+
+// Reconcile counts one chart's apps.
+func (r *ChartStatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var chart v1alpha1.FleetChart
+	if err := r.Get(ctx, req.NamespacedName, &chart); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	var apps v1alpha1.FleetAppList
+	if err := r.List(ctx, &apps, client.MatchingFields{appChartIndex: req.Namespace + "/" + req.Name}); err != nil {
+		return ctrl.Result{}, err
+	}
+	slices.SortFunc(apps.Items, func(a, b v1alpha1.FleetApp) int { return cmp.Compare(a.Name, b.Name) })
+	st := chart.Status.DeepCopy()
+	st.ObservedGeneration = chart.Generation
+	st.Apps = int32(len(apps.Items)) //nolint:gosec // a namespace's apps
+	st.Digest = chart.Spec.Digest
+	for _, a := range apps.Items {
+		// An app reporting the pinned digest, or the tag's digest: the first by name that has one.
+		if a.Status.Digest != "" && (chart.Spec.Digest == "" || a.Status.Digest == chart.Spec.Digest) {
+			st.Digest = a.Status.Digest
+			break
+		}
+	}
+	return ctrl.Result{}, writeStatus(ctx, r.Client, &chart, &chart.Status, st, kindChart)
+}
+
+// SetupWithManager registers the apps reconciler and the chart status beside it: an app is
+// reconciled on its spec's changes, its chart's and its work's (status included); a chart on its
+// spec's changes and on any change of an app naming it.
+func (r *AppReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.FleetApp{}, appChartIndex, func(o client.Object) []string {
+		a := o.(*v1alpha1.FleetApp)
+		return []string{a.Namespace + "/" + a.Spec.Chart}
+	}); err != nil {
+		return err
+	}
+	if err := ctrl.NewControllerManagedBy(mgr).
+		Named("apps").
+		For(&v1alpha1.FleetApp{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deleting))).
+		Watches(&v1alpha1.FleetChart{}, handler.EnqueueRequestsFromMapFunc(r.appsOfChart), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(ownerOfWork), builder.WithPredicates(component(appwork.Component))).
+		Complete(r); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("app-charts").
+		For(&v1alpha1.FleetChart{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&v1alpha1.FleetApp{}, handler.EnqueueRequestsFromMapFunc(chartOfApp)).
+		Complete(&ChartStatusReconciler{Client: r.Client})
+}
+
+// deleting passes the update that marks an object for deletion, whatever its generation.
+var deleting = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+	return e.ObjectOld.GetDeletionTimestamp().IsZero() && !e.ObjectNew.GetDeletionTimestamp().IsZero()
+}}
+
+// appsOfChart maps a chart to the apps naming it.
+func (r *AppReconciler) appsOfChart(ctx context.Context, obj client.Object) []ctrl.Request {
+	var apps v1alpha1.FleetAppList
+	if err := r.List(ctx, &apps, client.MatchingFields{appChartIndex: obj.GetNamespace() + "/" + obj.GetName()}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing the apps of a chart", "chart", obj.GetName())
+		return nil
+	}
+	out := make([]ctrl.Request, 0, len(apps.Items))
+	for _, a := range apps.Items {
+		out = append(out, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: a.Namespace, Name: a.Name}})
+	}
+	return out
+}
+
+// chartOfApp maps an app to the chart it names.
+func chartOfApp(_ context.Context, obj client.Object) []ctrl.Request {
+	a := obj.(*v1alpha1.FleetApp)
+	return []ctrl.Request{{NamespacedName: types.NamespacedName{Namespace: a.Namespace, Name: a.Spec.Chart}}}
+}
+
+// ownerOfWork maps an app's or a route's work to the object its hub.OwnerAnnotation names.
+func ownerOfWork(_ context.Context, obj client.Object) []ctrl.Request {
+	ns, name, ok := strings.Cut(obj.GetAnnotations()[hub.OwnerAnnotation], "/")
+	if !ok {
+		return nil
+	}
+	return []ctrl.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
+}
