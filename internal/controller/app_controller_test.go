@@ -363,3 +363,54 @@ func TestApps(t *testing.T) {
 	chartIs(1, chartDigest)
 	t.Logf("done in %v", time.Since(start))
 }
+
+// TestAppsAndRoutesWithGeneratedRBAC runs the apps and app-routes reconcilers as a ServiceAccount
+// that holds only the generated ClusterRole (config/rbac/role.yaml): an app with a values Secret
+// gets its work and the chart its count, a hub-mode route its work and ConfigMap, and deleting
+// both removes what they made.
+func TestAppsAndRoutesWithGeneratedRBAC(t *testing.T) {
+	const ws, cluster, sa, ns = "rbac-apps-ws", "rbac-app-01", "fleet-controller-apps", "kube-system"
+	h, c := startHub(t)
+	ctx := t.Context()
+	v := routeView{appView{t, c, ws, cluster}}
+	v.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ws}})
+	managedCluster(t, c, cluster, "https://192.0.2.20:6443")
+	defer runControllers(t, roleConfig(t, h, c, "rbac-apps-test", sa, ns), "apps,app-routes")()
+
+	v.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ws, Name: "web-values"}, Data: map[string][]byte{"values.yaml": []byte("a: 1\n")}},
+		&v1alpha1.FleetChart{ObjectMeta: metav1.ObjectMeta{Namespace: ws, Name: "hello"}, Spec: v1alpha1.FleetChartSpec{Repository: "charts/hello", Version: "0.1.0"}},
+		v.app("web", "hello", func(a *v1alpha1.FleetApp) {
+			a.Spec.ValuesSecretRef = &v1alpha1.SecretKeyRef{Name: "web-values", Key: "values.yaml"}
+		}),
+		&v1alpha1.FleetSite{ObjectMeta: metav1.ObjectMeta{Namespace: ws, Name: "berlin"},
+			Spec: v1alpha1.FleetSiteSpec{HubGateway: &v1alpha1.HubGateway{Enabled: true, Domain: "apps.example.com"}}},
+		&v1alpha1.FleetClusterJoin{ObjectMeta: metav1.ObjectMeta{Namespace: ws, Name: cluster}, Spec: v1alpha1.FleetClusterJoinSpec{Cluster: cluster, Site: "berlin"}},
+		v.route("web", "web", v1alpha1.RouteHub, "web.example.com", nil))
+	w := v.work("web", nil)
+	if _, _, secrets := manifests(t, w); len(secrets) != 1 {
+		t.Errorf("work carries %d Secrets, want 1", len(secrets))
+	}
+	v.appIs("web", v1alpha1.AppPending, "Pending", nil)
+	testkit.Eventually(t, converge, "chart hello counts its app", func() error {
+		var ch v1alpha1.FleetChart
+		if err := c.Get(ctx, types.NamespacedName{Namespace: ws, Name: "hello"}, &ch); err != nil {
+			return err
+		}
+		if ch.Status.Apps != 1 {
+			return fmt.Errorf("apps %d", ch.Status.Apps)
+		}
+		return nil
+	})
+	v.routeIs("web", "True/Published", ws+"/"+controller.RouteConfigMapName("web"), "http://web.example.com/", "192.0.2.20")
+
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ws, Name: controller.RouteConfigMapName("web")}}
+	for _, o := range []client.Object{v.route("web", "", "", "", nil), v.app("web", "")} {
+		if err := c.Delete(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		v.gone(o)
+	}
+	v.gone(cm)
+	v.gone(w)
+	v.gone(&workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: "route-" + ws + "-web"}})
+}
