@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,8 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/appwork"
@@ -303,7 +302,7 @@ func (r *AppReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("apps").
 		For(&v1alpha1.FleetApp{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deleting))).
 		Watches(&v1alpha1.FleetChart{}, handler.EnqueueRequestsFromMapFunc(r.appsOfChart), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(ownerOfWork), builder.WithPredicates(component(appwork.Component))).
+		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(appOfWork), builder.WithPredicates(component(appwork.Component))).
 		Complete(r); err != nil {
 		return err
 	}
@@ -339,8 +338,8 @@ func chartOfApp(_ context.Context, obj client.Object) []ctrl.Request {
 	return []ctrl.Request{{NamespacedName: types.NamespacedName{Namespace: a.Namespace, Name: a.Spec.Chart}}}
 }
 
-// ownerOfWork maps an app's or a route's work to the object its hub.OwnerAnnotation names.
-func ownerOfWork(_ context.Context, obj client.Object) []ctrl.Request {
+// appOfWork maps an app's work to the app its hub.OwnerAnnotation names.
+func appOfWork(_ context.Context, obj client.Object) []ctrl.Request {
 	ns, name, ok := strings.Cut(obj.GetAnnotations()[hub.OwnerAnnotation], "/")
 	if !ok {
 		return nil
