@@ -71,7 +71,8 @@ func CacheOptions() cache.Options {
 	}}
 }
 
-// NewManager builds the manager of `fleet-controller agent` against a workload cluster.
+// NewManager builds the manager of `fleet-controller agent` against a workload cluster: it pulls
+// OCIPulls' artifacts and installs FleetReleases' charts from them.
 func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if o.CacheDir == "" {
 		return nil, errors.New("--cache-dir is empty; give the directory to keep pulled artifacts in")
@@ -88,6 +89,11 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		RetryFailed: o.RetryFailed, UserAgent: o.UserAgent, Backoff: o.Backoff,
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
+		return nil, err
+	}
+	// Values Secrets live in fleet-system beside the chain Secrets, which the cache covers.
+	releases := &FleetReleaseReconciler{Client: mgr.GetClient(), Config: mgr.GetConfig(), CacheDir: o.CacheDir}
+	if err := releases.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
 	return mgr, nil

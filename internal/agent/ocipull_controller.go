@@ -1,6 +1,9 @@
-// Package agent holds the reconciler of `fleet-controller agent`, which runs on a workload
+// Package agent holds the reconcilers of `fleet-controller agent`, which runs on a workload
 // cluster: it pulls the OCI artifacts that OCIPulls name into a content-addressed cache, through
-// the registry chain the hub delivered to the cluster for each workspace.
+// the registry chain the hub delivered to the cluster for each workspace, and installs the Helm
+// charts among them as the Helm releases FleetReleases describe, with Helm's SDK (upgrading
+// them when their spec, chart or values change, uninstalling them when the FleetRelease goes).
+// Since a chart may hold any kind of object, the agent's role grants everything.
 package agent
 
 import (
@@ -110,7 +113,7 @@ func (r *OCIPullReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		setReady(status, pull.Generation, false, v1alpha1.ReasonChainNotDelivered, fmt.Sprintf(
 			"the chain Secret %s/%s is not on the cluster: waiting for the hub to deliver workspace %s's chain",
 			ocichain.Namespace, ocichain.SecretName(pull.Spec.Workspace), pull.Spec.Workspace))
-		return ctrl.Result{RequeueAfter: or(r.ChainRecheck, DefaultChainRecheck)}, r.writeStatus(ctx, &pull, status)
+		return ctrl.Result{RequeueAfter: or(r.ChainRecheck, DefaultChainRecheck)}, writeStatus(ctx, r.Client, &pull, &pull.Status, status)
 	}
 	if err != nil {
 		if !errors.As(err, new(chainError)) {
@@ -118,7 +121,7 @@ func (r *OCIPullReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		}
 		// Only a new chain can fix it, and the Secret's change re-queues the pull.
 		setReady(status, pull.Generation, false, v1alpha1.ReasonChainInvalid, err.Error())
-		return ctrl.Result{}, r.writeStatus(ctx, &pull, status)
+		return ctrl.Result{}, writeStatus(ctx, r.Client, &pull, &pull.Status, status)
 	}
 
 	r.mu.Lock()
@@ -143,7 +146,7 @@ func (r *OCIPullReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	p, err := r.puller(chain)
 	if err != nil {
 		setReady(status, pull.Generation, false, v1alpha1.ReasonChainInvalid, err.Error())
-		return ctrl.Result{}, r.writeStatus(ctx, &pull, status)
+		return ctrl.Result{}, writeStatus(ctx, r.Client, &pull, &pull.Status, status)
 	}
 	a := puller.Artifact{Repository: pull.Spec.Repository, Tag: pull.Spec.Tag, Digest: digest.Digest(pull.Spec.Digest)}
 	var delay time.Duration
@@ -177,7 +180,7 @@ func (r *OCIPullReconciler) finish(ctx context.Context, pull *v1alpha1.OCIPull, 
 	if c.Status.State != prev && c.Status.State != "" {
 		Pulls.WithLabelValues(string(c.Status.State)).Inc()
 	}
-	return ctrl.Result{RequeueAfter: requeue}, r.writeStatus(ctx, pull, status)
+	return ctrl.Result{RequeueAfter: requeue}, writeStatus(ctx, r.Client, pull, &pull.Status, status)
 }
 
 // pullStatus sets status from a cursor of the pull through chain: plain inputs, no I/O.
@@ -228,13 +231,13 @@ func metaTime(t *time.Time) *metav1.Time {
 	return &mt
 }
 
-// writeStatus writes status unless the pull already has it.
-func (r *OCIPullReconciler) writeStatus(ctx context.Context, pull *v1alpha1.OCIPull, status *v1alpha1.OCIPullStatus) error {
-	if equality.Semantic.DeepEqual(&pull.Status, status) {
+// writeStatus writes desired as obj's status unless current, obj's status, already is it.
+func writeStatus[S any](ctx context.Context, c client.Client, obj client.Object, current, desired *S) error {
+	if equality.Semantic.DeepEqual(current, desired) {
 		return nil
 	}
-	pull.Status = *status
-	return r.Status().Update(ctx, pull)
+	*current = *desired
+	return c.Status().Update(ctx, obj)
 }
 
 // chainError is a chain Secret that cannot be used; only the hub can fix it.

@@ -1,0 +1,452 @@
+package agent
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	helmregistry "helm.sh/helm/v3/pkg/registry"
+	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage/driver"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/yaml"
+
+	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
+)
+
+// +kubebuilder:rbac:groups=fleet.umkim.io,resources=fleetreleases,verbs=get;list;watch;patch;update
+// +kubebuilder:rbac:groups=fleet.umkim.io,resources=fleetreleases/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=fleet.umkim.io,resources=fleetreleases/finalizers,verbs=update
+// Helm installs whatever the chart of a FleetRelease holds (any kind, in any namespace, the
+// namespace itself and Helm's release Secrets included), so the agent may do anything; the
+// chart's README (agent mode) says so.
+// +kubebuilder:rbac:groups="*",resources="*",verbs="*"
+
+// Defaults of the release reconciler.
+const (
+	// DefaultHelmTimeout bounds one Helm install, upgrade or uninstall (hooks included; the
+	// agent does not wait for the release's workloads to run).
+	DefaultHelmTimeout = 5 * time.Minute
+	// DefaultReleaseRetry is how long after a failed install or upgrade the agent tries again.
+	DefaultReleaseRetry = 30 * time.Second
+	// releaseMaxHistory is how many revisions Helm keeps per release, as `helm upgrade` does.
+	releaseMaxHistory = 10
+)
+
+// Field indexes of FleetReleases, so that an OCIPull or a values Secret maps to its releases.
+const (
+	pullIndex         = "spec.pull"
+	valuesSecretIndex = "spec.valuesSecretRef.name"
+)
+
+// FleetReleaseReconciler installs the chart an OCIPull brought into the layout at CacheDir as the
+// Helm release each FleetRelease describes, upgrades it when the spec, the chart or the values
+// change, and uninstalls it when the FleetRelease goes (finalizer v1alpha1.UninstallFinalizer).
+// Helm keeps the release's history in Secrets of the release's namespace, as the helm CLI does.
+//
+// A release Deployed for its generation and its pull's digest is left alone when its values
+// are those last deployed: the reconciler remembers their hash, and after a restart reads it
+// once from Helm's last release.
+type FleetReleaseReconciler struct {
+	client.Client
+	// Config is the cluster's REST config, which Helm's clients are made from.
+	Config *rest.Config
+	// CacheDir is the directory of the OCI image layout the OCIPulls write.
+	CacheDir string
+	// Timeout bounds one Helm operation; 0 means DefaultHelmTimeout.
+	Timeout time.Duration
+	// Retry is how long after a failure the release is tried again; 0 means DefaultReleaseRetry.
+	Retry time.Duration
+
+	mu       sync.Mutex
+	deployed map[types.NamespacedName]string // hash of the values last deployed, by FleetRelease
+}
+
+// Reconcile brings one FleetRelease's Helm release to its spec, or uninstalls it.
+func (r *FleetReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
+	var rel v1alpha1.FleetRelease
+	if err := r.Get(ctx, req.NamespacedName, &rel); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.remember(req.NamespacedName, "")
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	if !rel.DeletionTimestamp.IsZero() {
+		if !controllerutil.ContainsFinalizer(&rel, v1alpha1.UninstallFinalizer) {
+			return ctrl.Result{}, nil
+		}
+		if err := r.uninstall(&rel, log); err != nil {
+			return ctrl.Result{}, err
+		}
+		r.remember(req.NamespacedName, "")
+		return ctrl.Result{}, r.patchFinalizers(ctx, &rel, controllerutil.RemoveFinalizer)
+	}
+	if !controllerutil.ContainsFinalizer(&rel, v1alpha1.UninstallFinalizer) {
+		if err := r.patchFinalizers(ctx, &rel, controllerutil.AddFinalizer); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+
+	status := rel.Status.DeepCopy()
+	status.ObservedGeneration = rel.Generation
+	pullDigest, waiting, err := r.pulledDigest(ctx, &rel)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if waiting != "" {
+		status.Phase, status.Message = v1alpha1.ReleasePending, waiting
+		return ctrl.Result{}, writeStatus(ctx, r.Client, &rel, &rel.Status, status)
+	}
+	values, err := r.values(ctx, &rel)
+	if err != nil {
+		var pending pendingError
+		if !errors.As(err, &pending) {
+			return r.failed(ctx, &rel, status, err)
+		}
+		// The Secret's arrival re-queues the release.
+		status.Phase, status.Message = v1alpha1.ReleasePending, err.Error()
+		return ctrl.Result{}, writeStatus(ctx, r.Client, &rel, &rel.Status, status)
+	}
+	sum := valuesHash(values)
+	if rel.Status.Phase == v1alpha1.ReleaseDeployed && rel.Status.ObservedGeneration == rel.Generation && rel.Status.Digest == pullDigest &&
+		r.valuesDeployed(&rel, sum, log) {
+		return ctrl.Result{}, nil
+	}
+
+	chrt, err := loadChart(r.CacheDir, pullDigest)
+	if err != nil {
+		return r.failed(ctx, &rel, status, err)
+	}
+	cfg, err := r.helm(rel.Spec.Namespace, log)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	hr, err := deploy(ctx, cfg, rel.Spec.ReleaseName, rel.Spec.Namespace, chrt, values, or(r.Timeout, DefaultHelmTimeout))
+	if err != nil {
+		return r.failed(ctx, &rel, status, fmt.Errorf("helm release %s in %s: %w", rel.Spec.ReleaseName, rel.Spec.Namespace, err))
+	}
+	r.remember(req.NamespacedName, sum)
+	status.Phase, status.Message = v1alpha1.ReleaseDeployed, ""
+	status.Revision = int32(min(hr.Version, 1<<31-1)) //nolint:gosec // bounded
+	status.Digest = pullDigest
+	status.Chart = chrt.Metadata.Name + "-" + chrt.Metadata.Version
+	log.V(1).Info("release deployed", "release", rel.Spec.ReleaseName, "namespace", rel.Spec.Namespace, "revision", hr.Version, "chart", status.Chart)
+	return ctrl.Result{}, writeStatus(ctx, r.Client, &rel, &rel.Status, status)
+}
+
+// failed writes phase Failed with err's message and asks for another try after Retry.
+func (r *FleetReleaseReconciler) failed(ctx context.Context, rel *v1alpha1.FleetRelease, status *v1alpha1.FleetReleaseStatus, err error) (ctrl.Result, error) {
+	status.Phase, status.Message = v1alpha1.ReleaseFailed, err.Error()
+	return ctrl.Result{RequeueAfter: or(r.Retry, DefaultReleaseRetry)}, writeStatus(ctx, r.Client, rel, &rel.Status, status)
+}
+
+// pulledDigest returns the manifest digest of the release's pull, or, while the pull has not
+// pulled its current spec, what the release waits for.
+func (r *FleetReleaseReconciler) pulledDigest(ctx context.Context, rel *v1alpha1.FleetRelease) (pulled, waiting string, err error) {
+	var pull v1alpha1.OCIPull
+	key := types.NamespacedName{Namespace: rel.Namespace, Name: rel.Spec.Pull}
+	if err := r.Get(ctx, key, &pull); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "", fmt.Sprintf("the OCIPull %s is not on the cluster: waiting for the hub to deliver it", key), nil
+		}
+		return "", "", err
+	}
+	s := pull.Status
+	if s.ObservedGeneration == pull.Generation && s.State == v1alpha1.OCIPullPulled && s.Digest != "" {
+		return s.Digest, "", nil
+	}
+	why := "not started yet"
+	if c := meta.FindStatusCondition(s.Conditions, v1alpha1.ReadyCondition); c != nil && c.ObservedGeneration == pull.Generation {
+		why = c.Message
+	}
+	return "", fmt.Sprintf("waiting for the OCIPull %s to pull the chart: %s", key, why), nil
+}
+
+// pendingError is a values Secret not on the cluster yet: the release waits for it.
+type pendingError struct{ error }
+
+// values are spec.values merged with the values Secret's key, whose values win. Its errors never
+// carry the Secret's content.
+func (r *FleetReleaseReconciler) values(ctx context.Context, rel *v1alpha1.FleetRelease) (map[string]any, error) {
+	values := map[string]any{}
+	if rel.Spec.Values != nil && len(rel.Spec.Values.Raw) > 0 {
+		if err := json.Unmarshal(rel.Spec.Values.Raw, &values); err != nil {
+			return nil, fmt.Errorf("spec.values is not a map of values: %w", err)
+		}
+	}
+	ref := rel.Spec.ValuesSecretRef
+	if ref == nil {
+		return values, nil
+	}
+	var secret corev1.Secret
+	key := types.NamespacedName{Namespace: rel.Namespace, Name: ref.Name}
+	if err := r.Get(ctx, key, &secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, pendingError{fmt.Errorf("the values Secret %s is not on the cluster: waiting for the hub to deliver it", key)}
+		}
+		return nil, err
+	}
+	data, ok := secret.Data[ref.Key]
+	if !ok {
+		return nil, fmt.Errorf("the values Secret %s has no key %s: fix the app's values Secret", key, ref.Key)
+	}
+	secretValues := map[string]any{}
+	// The parser's message may quote the content: say only where it is.
+	if err := yaml.Unmarshal(data, &secretValues); err != nil {
+		return nil, fmt.Errorf("the values Secret %s: key %s is not a YAML or JSON map of values", key, ref.Key)
+	}
+	return chartutil.CoalesceTables(secretValues, values), nil
+}
+
+// valuesHash is the sha256 of values as JSON (keys sorted), as Helm stores a release's values.
+func valuesHash(values map[string]any) string {
+	if values == nil {
+		values = map[string]any{}
+	}
+	data, _ := json.Marshal(values) // decoded from JSON or YAML: always encodes
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// valuesDeployed tells whether values of hash sum are those of the release's last deploy: from
+// memory, else (after a restart) from Helm's last release, which is then remembered.
+func (r *FleetReleaseReconciler) valuesDeployed(rel *v1alpha1.FleetRelease, sum string, log logr.Logger) bool {
+	key := client.ObjectKeyFromObject(rel)
+	r.mu.Lock()
+	known, ok := r.deployed[key]
+	r.mu.Unlock()
+	if ok {
+		return known == sum
+	}
+	cfg, err := r.helm(rel.Spec.Namespace, log)
+	if err != nil {
+		return false
+	}
+	last, err := cfg.Releases.Last(rel.Spec.ReleaseName)
+	if err != nil || last.Info == nil || last.Info.Status != release.StatusDeployed {
+		return false
+	}
+	r.remember(key, valuesHash(last.Config))
+	return valuesHash(last.Config) == sum
+}
+
+// remember records the hash of the values deployed for a FleetRelease; "" forgets it.
+func (r *FleetReleaseReconciler) remember(key types.NamespacedName, sum string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if sum == "" {
+		delete(r.deployed, key)
+		return
+	}
+	if r.deployed == nil {
+		r.deployed = map[types.NamespacedName]string{}
+	}
+	r.deployed[key] = sum
+}
+
+// loadChart loads the Helm chart whose OCI manifest is manifestDigest from the OCI image layout
+// in cacheDir: the manifest's layer of media type application/vnd.cncf.helm.chart.content.v1.tar+gzip.
+// Blobs are content-addressed, so reading them while a pull writes the layout is safe.
+func loadChart(cacheDir, manifestDigest string) (*chart.Chart, error) {
+	d, err := digest.Parse(manifestDigest)
+	if err != nil {
+		return nil, fmt.Errorf("the OCIPull's digest %q: %w", manifestDigest, err)
+	}
+	blob := func(d digest.Digest) string {
+		return filepath.Join(cacheDir, "blobs", d.Algorithm().String(), d.Encoded())
+	}
+	data, err := os.ReadFile(blob(d))
+	if err != nil {
+		return nil, fmt.Errorf("the manifest %s is not in the cache %s: %w", d, cacheDir, err)
+	}
+	var m ocispec.Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("the manifest %s: %w", d, err)
+	}
+	for _, layer := range m.Layers {
+		if layer.MediaType != helmregistry.ChartLayerMediaType {
+			continue
+		}
+		f, err := os.Open(blob(layer.Digest))
+		if err != nil {
+			return nil, fmt.Errorf("the chart layer %s of %s is not in the cache %s: %w", layer.Digest, d, cacheDir, err)
+		}
+		defer f.Close()
+		chrt, err := loader.LoadArchive(f)
+		if err != nil {
+			return nil, fmt.Errorf("the chart of %s: %w", d, err)
+		}
+		return chrt, nil
+	}
+	return nil, fmt.Errorf("the artifact %s has no layer of media type %s: push the chart with `helm push`", d, helmregistry.ChartLayerMediaType)
+}
+
+// deploy installs chrt with values as release name in namespace (created if missing), or
+// upgrades the release when it has a history. It does not wait for the release's workloads.
+func deploy(ctx context.Context, cfg *action.Configuration, name, namespace string, chrt *chart.Chart, values map[string]any, timeout time.Duration) (*release.Release, error) {
+	history := action.NewHistory(cfg)
+	history.Max = 1
+	if _, err := history.Run(name); errors.Is(err, driver.ErrReleaseNotFound) {
+		install := action.NewInstall(cfg)
+		install.ReleaseName, install.Namespace = name, namespace
+		install.CreateNamespace = true
+		install.Timeout = timeout
+		return install.RunWithContext(ctx, chrt, values)
+	} else if err != nil {
+		return nil, err
+	}
+	upgrade := action.NewUpgrade(cfg)
+	upgrade.Namespace = namespace
+	upgrade.Timeout = timeout
+	upgrade.MaxHistory = releaseMaxHistory
+	upgrade.ResetValues = true // exactly the values given, none carried from the last revision
+	return upgrade.RunWithContext(ctx, name, chrt, values)
+}
+
+// uninstall uninstalls the release; one that is not installed is fine.
+func (r *FleetReleaseReconciler) uninstall(rel *v1alpha1.FleetRelease, log logr.Logger) error {
+	cfg, err := r.helm(rel.Spec.Namespace, log)
+	if err != nil {
+		return err
+	}
+	uninstall := action.NewUninstall(cfg)
+	uninstall.IgnoreNotFound = true
+	uninstall.Timeout = or(r.Timeout, DefaultHelmTimeout)
+	if _, err := uninstall.Run(rel.Spec.ReleaseName); err != nil {
+		return fmt.Errorf("helm uninstall of %s in %s: %w", rel.Spec.ReleaseName, rel.Spec.Namespace, err)
+	}
+	log.V(1).Info("release uninstalled", "release", rel.Spec.ReleaseName, "namespace", rel.Spec.Namespace)
+	return nil
+}
+
+// helm returns Helm's configuration for releases of namespace, their history in Secrets there.
+func (r *FleetReleaseReconciler) helm(namespace string, log logr.Logger) (*action.Configuration, error) {
+	getter, err := newRESTGetter(r.Config, namespace)
+	if err != nil {
+		return nil, err
+	}
+	cfg := new(action.Configuration)
+	debug := func(format string, v ...any) { log.V(2).Info(fmt.Sprintf(format, v...)) }
+	if err := cfg.Init(getter, namespace, "secret", debug); err != nil {
+		return nil, fmt.Errorf("helm configuration: %w", err)
+	}
+	return cfg, nil
+}
+
+// restGetter is the genericclioptions.RESTClientGetter Helm's clients are made from: a REST
+// config, a fresh discovery cache (so that kinds a chart's CRDs add are found), and namespace
+// as the default namespace of the objects a chart leaves without one.
+type restGetter struct {
+	config    *rest.Config
+	discovery discovery.CachedDiscoveryInterface
+	mapper    meta.RESTMapper
+	namespace string
+}
+
+func newRESTGetter(config *rest.Config, namespace string) (*restGetter, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(config)
+	if err != nil {
+		return nil, fmt.Errorf("discovery client: %w", err)
+	}
+	cached := memory.NewMemCacheClient(dc)
+	return &restGetter{config: config, discovery: cached, mapper: restmapper.NewDeferredDiscoveryRESTMapper(cached), namespace: namespace}, nil
+}
+
+func (g *restGetter) ToRESTConfig() (*rest.Config, error) { return rest.CopyConfig(g.config), nil }
+
+func (g *restGetter) ToDiscoveryClient() (discovery.CachedDiscoveryInterface, error) {
+	return g.discovery, nil
+}
+
+func (g *restGetter) ToRESTMapper() (meta.RESTMapper, error) { return g.mapper, nil }
+
+func (g *restGetter) ToRawKubeConfigLoader() clientcmd.ClientConfig {
+	return clientcmd.NewDefaultClientConfig(clientcmdapi.Config{}, &clientcmd.ConfigOverrides{Context: clientcmdapi.Context{Namespace: g.namespace}})
+}
+
+// patchFinalizers adds or removes the uninstall finalizer with a merge patch of
+// metadata.finalizers only, leaving the spec the hub wrote as it is.
+func (r *FleetReleaseReconciler) patchFinalizers(ctx context.Context, rel *v1alpha1.FleetRelease, change func(client.Object, string) bool) error {
+	base := rel.DeepCopy()
+	change(rel, v1alpha1.UninstallFinalizer)
+	return r.Patch(ctx, rel, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+}
+
+// SetupWithManager registers the reconciler and the indexes and watches that re-queue a release
+// when its OCIPull's status or its values Secret changes.
+func (r *FleetReleaseReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	indexes := map[string]func(*v1alpha1.FleetRelease) string{
+		pullIndex: func(rel *v1alpha1.FleetRelease) string { return rel.Spec.Pull },
+		valuesSecretIndex: func(rel *v1alpha1.FleetRelease) string {
+			if rel.Spec.ValuesSecretRef == nil {
+				return ""
+			}
+			return rel.Spec.ValuesSecretRef.Name
+		},
+	}
+	for field, value := range indexes {
+		if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.FleetRelease{}, field, func(o client.Object) []string {
+			if v := value(o.(*v1alpha1.FleetRelease)); v != "" {
+				return []string{v}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("fleetrelease").
+		// Deleting a FleetRelease that has a finalizer bumps its generation too.
+		For(&v1alpha1.FleetRelease{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&v1alpha1.OCIPull{}, handler.EnqueueRequestsFromMapFunc(r.releasesBy(pullIndex))).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.releasesBy(valuesSecretIndex))).
+		Complete(r)
+}
+
+// releasesBy maps an object (an OCIPull, a Secret) to the FleetReleases of its namespace whose
+// index field names it.
+func (r *FleetReleaseReconciler) releasesBy(index string) handler.MapFunc {
+	return func(ctx context.Context, obj client.Object) []ctrl.Request {
+		var releases v1alpha1.FleetReleaseList
+		if err := r.List(ctx, &releases, client.InNamespace(obj.GetNamespace()), client.MatchingFields{index: obj.GetName()}); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing the releases of an object", "index", index, "name", obj.GetName())
+			return nil
+		}
+		out := make([]ctrl.Request, len(releases.Items))
+		for i := range releases.Items {
+			out[i] = ctrl.Request{NamespacedName: client.ObjectKeyFromObject(&releases.Items[i])}
+		}
+		return out
+	}
+}
