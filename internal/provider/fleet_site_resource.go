@@ -32,6 +32,12 @@ var (
 	fleetSiteKind = hub.Kind{GroupVersionResource: v1alpha1.GroupVersion.WithResource("fleetsites"), Kind: "FleetSite"}
 	// fleetClusterJoinKind is the FleetClusterJoin of api/v1alpha1.
 	fleetClusterJoinKind = hub.Kind{GroupVersionResource: v1alpha1.GroupVersion.WithResource("fleetclusterjoins"), Kind: "FleetClusterJoin"}
+	// fleetChartKind is the FleetChart of api/v1alpha1.
+	fleetChartKind = hub.Kind{GroupVersionResource: v1alpha1.GroupVersion.WithResource("fleetcharts"), Kind: "FleetChart"}
+	// fleetAppKind is the FleetApp of api/v1alpha1.
+	fleetAppKind = hub.Kind{GroupVersionResource: v1alpha1.GroupVersion.WithResource("fleetapps"), Kind: "FleetApp"}
+	// fleetAppRouteKind is the FleetAppRoute of api/v1alpha1.
+	fleetAppRouteKind = hub.Kind{GroupVersionResource: v1alpha1.GroupVersion.WithResource("fleetapproutes"), Kind: "FleetAppRoute"}
 )
 
 // sitesInUse holds the provider instances (their *hubresource.Env) that configured a fleet_site
@@ -108,30 +114,39 @@ const (
 	methodReverseProxy = string(v1alpha1.IngressReverseProxy)
 )
 
-// siteKindResource is the engine's resource for a site or join kind, marking its provider
-// instance in sitesInUse when configured.
-type siteKindResource[M any, P interface {
+// preloadingResource is the engine's resource for a kind whose checks read lists a preload
+// reads, marking its provider instance in inUse when configured.
+type preloadingResource[M any, P interface {
 	*M
 	hubresource.Model
 }] struct {
 	*hubresource.Resource[M, P]
+	inUse *sync.Map
 }
 
-func (r siteKindResource[M, P]) Configure(ctx context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+func (r preloadingResource[M, P]) Configure(ctx context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	if env, ok := req.ProviderData.(*hubresource.Env); ok && env != nil {
-		sitesInUse.Store(env, true)
+		r.inUse.Store(env, true)
 	}
 	r.Resource.Configure(ctx, req, resp)
 }
 
-// withSitePreload wraps a resource constructor of the engine in siteKindResource.
+// withPreload wraps a resource constructor of the engine in preloadingResource.
+func withPreload[M any, P interface {
+	*M
+	hubresource.Model
+}](inUse *sync.Map, newResource func() resource.Resource) func() resource.Resource {
+	return func() resource.Resource {
+		return preloadingResource[M, P]{newResource().(*hubresource.Resource[M, P]), inUse}
+	}
+}
+
+// withSitePreload wraps a site or join resource: its provider instance preloads preloadSites.
 func withSitePreload[M any, P interface {
 	*M
 	hubresource.Model
 }](newResource func() resource.Resource) func() resource.Resource {
-	return func() resource.Resource {
-		return siteKindResource[M, P]{newResource().(*hubresource.Resource[M, P])}
-	}
+	return withPreload[M, P](&sitesInUse, newResource)
 }
 
 var newFleetSiteResource = withSitePreload[fleetSiteModel, *fleetSiteModel](hubresource.New[fleetSiteModel](hubresource.Kind[fleetSiteModel]{

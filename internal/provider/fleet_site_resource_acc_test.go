@@ -21,12 +21,22 @@ import (
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
 )
 
-// siteHub reads and writes the FleetSites and FleetClusterJoins of one workspace behind
-// Terraform's back.
+// siteHub reads and writes the fleet objects (FleetSites, FleetClusterJoins, FleetCharts,
+// FleetApps, FleetAppRoutes) of one workspace behind Terraform's back.
 type siteHub struct {
 	t            *testing.T
+	dyn          dynamic.Interface
 	sites, joins dynamic.ResourceInterface
 	ws           string
+}
+
+// fleetKindsByName are the kinds siteHub handles, by Kind.
+var fleetKindsByName = map[string]hub.Kind{}
+
+func init() {
+	for _, k := range []hub.Kind{fleetSiteKind, fleetClusterJoinKind, fleetChartKind, fleetAppKind, fleetAppRouteKind} {
+		fleetKindsByName[k.Kind] = k
+	}
 }
 
 func newSiteHub(t *testing.T, ws string) *siteHub {
@@ -34,15 +44,18 @@ func newSiteHub(t *testing.T, ws string) *siteHub {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &siteHub{t: t, ws: ws, sites: dyn.Resource(fleetSiteKind.GroupVersionResource).Namespace(ws),
+	return &siteHub{t: t, dyn: dyn, ws: ws, sites: dyn.Resource(fleetSiteKind.GroupVersionResource).Namespace(ws),
 		joins: dyn.Resource(fleetClusterJoinKind.GroupVersionResource).Namespace(ws)}
 }
 
 func (h *siteHub) ri(kind string) dynamic.ResourceInterface {
-	if kind == "FleetSite" {
+	switch kind {
+	case "FleetSite":
 		return h.sites
+	case "FleetClusterJoin":
+		return h.joins
 	}
-	return h.joins
+	return h.dyn.Resource(fleetKindsByName[kind].GroupVersionResource).Namespace(h.ws)
 }
 
 // create writes an object as kubectl would; managed adds the provider's managed-by label, as
@@ -109,9 +122,9 @@ func (h *siteHub) absent(kind, name string) {
 	}
 }
 
-// checkGone is a CheckDestroy: the workspace has no FleetSite nor FleetClusterJoin left.
+// checkGone is a CheckDestroy: the workspace has no fleet object written by Terraform left.
 func (h *siteHub) checkGone(*terraform.State) error {
-	for _, kind := range []string{"FleetSite", "FleetClusterJoin"} {
+	for _, kind := range sortedKeys(fleetKindsByName) {
 		l, err := h.ri(kind).List(context.Background(), metav1.ListOptions{})
 		if err != nil {
 			return err

@@ -205,6 +205,7 @@ func (p *fleetProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	env.Preload = func(ctx context.Context, l hub.Lister, ws string) {
 		_, _ = inventory.Load(ctx, l, ws, client.FieldManager()) // a failure is reported by the checks that need it
 		preloadSites(ctx, env, l, ws)
+		preloadApps(ctx, env, l, ws)
 	}
 	tflog.Debug(ctx, "hub client configured", map[string]any{"host": cfg.Host, "workspace": env.Workspace})
 }
@@ -216,6 +217,9 @@ func (p *fleetProvider) Resources(context.Context) []func() resource.Resource {
 		newStorageSiteDeploymentResource,
 		newFleetSiteResource,
 		newClusterJoinResource,
+		newChartResource,
+		newAppResource,
+		newAppRouteResource,
 	}
 }
 

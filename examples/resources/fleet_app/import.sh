@@ -1,0 +1,2 @@
+# Import an existing FleetApp by workspace/name.
+terraform import fleet_app.hello fleet-default/hello

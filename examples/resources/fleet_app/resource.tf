@@ -1,0 +1,32 @@
+# hello on eu-01 (joined to the Berlin site by fleet_cluster_join.eu_01). Values are a YAML or JSON
+# document; reformatting it shows no diff. The password stays in a Secret of the workspace: only
+# the reference is written, and the cluster merges its values over these.
+resource "fleet_app" "hello" {
+  name      = "hello"
+  chart     = fleet_chart.hello.name
+  cluster   = "eu-01"
+  namespace = "hello"
+
+  values = yamlencode({
+    replicaCount = 2
+    image        = { tag = "0.1.0" }
+  })
+  values_secret = { name = "hello-secrets", key = "values.yaml" }
+
+  # Apply returns once the release is Deployed, and fails with the app's message if it fails.
+  wait_for = "deployed"
+  timeouts {
+    create = "10m"
+    update = "10m"
+  }
+}
+
+# The point-of-sale app of a store of the air-gapped site, under its own release name.
+resource "fleet_app" "pos_0201" {
+  name         = "pos-0201"
+  chart        = fleet_chart.pos.name
+  cluster      = "store-0201"
+  release_name = "pos"
+  namespace    = "pos"
+  values       = jsonencode({ store = "0201" })
+}

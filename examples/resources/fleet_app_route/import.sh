@@ -1,0 +1,2 @@
+# Import an existing FleetAppRoute by workspace/name.
+terraform import fleet_app_route.hello fleet-default/hello

@@ -1,0 +1,2 @@
+# Import an existing FleetChart by workspace/name.
+terraform import fleet_chart.hello fleet-default/hello

@@ -1,0 +1,15 @@
+# The hello chart, pushed with `helm push hello-0.1.0.tgz oci://<registry>/charts`: every cluster
+# pulls charts/hello through the registry chain its fleet_oci_route gives.
+resource "fleet_chart" "hello" {
+  name       = "hello"
+  repository = "charts/hello"
+  version    = "0.1.0"
+}
+
+# Pinned by digest too: a registry whose 1.4.2 tag points elsewhere fails the pull's check.
+resource "fleet_chart" "pos" {
+  name       = "pos"
+  repository = "charts/pos"
+  version    = "1.4.2"
+  digest     = "sha256:0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0"
+}

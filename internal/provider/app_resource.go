@@ -1,0 +1,387 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
+	"github.com/umkim/terraform-provider-fleet/internal/hub"
+	"github.com/umkim/terraform-provider-fleet/internal/hubresource"
+)
+
+// appsInUse holds the provider instances (their *hubresource.Env) that configured a fleet_app or
+// fleet_app_route: only those preload the lists the app and route checks read.
+var appsInUse sync.Map
+
+// preloadApps reads what the app and route checks read, so that the apply-time re-plan sees the
+// hub as it was before this process wrote anything (hubresource.Env.Preload).
+func preloadApps(ctx context.Context, env *hubresource.Env, l hub.Lister, ws string) {
+	if _, ok := appsInUse.Load(env); !ok {
+		return
+	}
+	for _, k := range []hub.Kind{fleetChartKind, fleetAppKind, fleetClusterJoinKind, fleetSiteKind} {
+		_, _ = l.List(ctx, k, ws, "")
+	}
+	_, _ = l.List(ctx, fleetAppRouteKind, "", "") // hosts are claimed across workspaces
+	_, _ = l.List(ctx, siteClusterKind, "", "")
+}
+
+// waitForDeployed is the value of fleet_app's wait_for.
+const waitForDeployed = "deployed"
+
+// appAwaitInterval is how often apply reads the app's status while it waits.
+var appAwaitInterval = 2 * time.Second
+
+type appModel struct {
+	hubresource.Meta
+	Chart        types.String `tfsdk:"chart"`
+	Cluster      types.String `tfsdk:"cluster"`
+	ReleaseName  types.String `tfsdk:"release_name"`
+	Namespace    types.String `tfsdk:"namespace"`
+	Values       valuesValue  `tfsdk:"values"`
+	ValuesSecret types.Object `tfsdk:"values_secret"`
+	WaitFor      types.String `tfsdk:"wait_for"`
+	Phase        types.String `tfsdk:"phase"`
+	Revision     types.Int64  `tfsdk:"revision"`
+	Digest       types.String `tfsdk:"digest"`
+	Registry     types.String `tfsdk:"registry"`
+	Reason       types.String `tfsdk:"reason"`
+	Message      types.String `tfsdk:"message"`
+}
+
+// keepStatus are the plan modifiers of the app's string status attributes.
+var keepStatus = []planmodifier.String{keepStatusOnSameSpec{}}
+
+var secretKeyRE = regexp.MustCompile(`^[-._a-zA-Z0-9]+$`)
+
+var newAppResource = withPreload[appModel, *appModel](&appsInUse, hubresource.New[appModel](appKind))
+
+// appKind declares fleet_app.
+var appKind = hubresource.Kind[appModel]{
+	TypeName: "app",
+	Object:   fleetAppKind,
+	Description: "Installs a `fleet_chart` as a Helm release on one named cluster: a `FleetApp` (`fleet.umkim.io/v1alpha1`) in the " +
+		"workspace. `fleet-controller hub` delivers the release request to `cluster` in a ManifestWork; the cluster's agent pulls the " +
+		"chart through its routed registry chain and installs it with Helm, and the hub reports `phase`, `revision`, the `digest` and " +
+		"`registry` it was pulled from. Destroying the app uninstalls the release.\n\n" +
+		"`values` is a JSON or YAML document (`jsonencode({...})` or `yamlencode({...})`); documents that mean the same values show no " +
+		"diff. Values that must not be written in the configuration, such as passwords, stay in a Secret of the workspace that " +
+		"`values_secret` names: they are merged over `values` on the cluster and never read by the provider.\n\n" +
+		"With `wait_for = \"deployed\"`, apply waits (up to the `create`/`update` timeout) until the hub reports the release Deployed, " +
+		"and fails with the app's message when it becomes Failed.\n\n" +
+		"Plan-time checks (warnings: another resource of the plan may create what is missing, and the app waits on the hub meanwhile): " +
+		"`cluster` is not a ManagedCluster; no `fleet_cluster_join` of the workspace joins it; its join exists but is not Ready yet " +
+		"(named, with its reason); `chart` is not a FleetChart of the workspace.",
+	Attributes: map[string]schema.Attribute{
+		"chart": schema.StringAttribute{Required: true, MarkdownDescription: "Name of the `fleet_chart` (FleetChart) in the same workspace.",
+			Validators: []validator.String{stringvalidator.LengthBetween(1, 253), stringvalidator.RegexMatches(domainRE, "must be a FleetChart name")}},
+		"cluster": schema.StringAttribute{Required: true,
+			MarkdownDescription: "Name of the OCM ManagedCluster the release is installed on; it should be joined to a site (`fleet_cluster_join`) and Ready. Changing it replaces the app.",
+			Validators:          []validator.String{stringvalidator.LengthBetween(1, 253), stringvalidator.RegexMatches(domainRE, "must be a ManagedCluster name")},
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()}},
+		"release_name": schema.StringAttribute{Optional: true,
+			MarkdownDescription: "The Helm release's name; the app's `name` when unset. Changing it replaces the app.",
+			Validators:          []validator.String{stringvalidator.LengthBetween(1, 53), stringvalidator.RegexMatches(dnsLabelRE, dnsLabelMsg)},
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()}},
+		"namespace": schema.StringAttribute{Required: true,
+			MarkdownDescription: "Namespace on the cluster the release is installed in, created if missing. Changing it replaces the app.",
+			Validators:          []validator.String{stringvalidator.LengthBetween(1, 63), stringvalidator.RegexMatches(dnsLabelRE, dnsLabelMsg)},
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()}},
+		"values": schema.StringAttribute{Optional: true, Computed: true, CustomType: valuesType{},
+			PlanModifiers: []planmodifier.String{keepEquivalentValues{}},
+			MarkdownDescription: "Values for the chart: a JSON or YAML mapping, e.g. `jsonencode({ replicaCount = 2 })` or `yamlencode({...})`. " +
+				"Documents that parse to the same values are equal, so reformatting shows no diff; state holds what the hub returns."},
+		"values_secret": schema.SingleNestedAttribute{Optional: true,
+			MarkdownDescription: "A key of a Secret in the workspace holding more values (YAML or JSON), merged over `values`: for values that must not be in the configuration. Only the reference is written; the provider never reads the Secret.",
+			Attributes: map[string]schema.Attribute{
+				"name": schema.StringAttribute{Required: true, MarkdownDescription: "Name of the Secret.",
+					Validators: []validator.String{stringvalidator.LengthBetween(1, 253)}},
+				"key": schema.StringAttribute{Required: true, MarkdownDescription: "Key within the Secret.",
+					Validators: []validator.String{stringvalidator.LengthBetween(1, 253), stringvalidator.RegexMatches(secretKeyRE, "must be a Secret key")}},
+			}},
+		"wait_for": schema.StringAttribute{Optional: true,
+			MarkdownDescription: "`deployed`: make apply wait, up to the `create`/`update` timeout (default 5 minutes), until the hub reports the release `Deployed` " +
+				"for the current spec; a release reported `Failed` fails the apply with the app's message. Unset, apply returns as soon as the hub has the app. " +
+				"Waiting needs `fleet-controller hub` (its apps reconciler) and the cluster's agent.",
+			Validators: []validator.String{stringvalidator.OneOf(waitForDeployed)}},
+		"phase": schema.StringAttribute{Computed: true, PlanModifiers: keepStatus,
+			MarkdownDescription: "Where the release stands: `Pending`, `Pulling`, `WaitingForArtifact`, `Installing`, `Deployed` or `Failed`; null until reported."},
+		"revision": schema.Int64Attribute{Computed: true, PlanModifiers: []planmodifier.Int64{keepStatusOnSameSpec{}}, MarkdownDescription: "The Helm release's revision: 1 after the install, one more per upgrade; null until reported."},
+		"digest":   schema.StringAttribute{Computed: true, PlanModifiers: keepStatus, MarkdownDescription: "Digest of the chart the cluster pulled."},
+		"registry": schema.StringAttribute{Computed: true, PlanModifiers: keepStatus, MarkdownDescription: "Registry that served the chart, or the one the pull waits on or failed at last."},
+		"reason":   schema.StringAttribute{Computed: true, PlanModifiers: keepStatus, MarkdownDescription: "The pull's failure class (`Unauthorized`, `TLS`, `Unreachable`, `NotFound`, `IntegrityMismatch`) when not pulled."},
+		"message":  schema.StringAttribute{Computed: true, PlanModifiers: keepStatus, MarkdownDescription: "What the release waits for, or why it failed."},
+	},
+	Owned:     []string{"spec"},
+	Validate:  validateApp,
+	Expand:    expandApp,
+	Flatten:   flattenApp,
+	CheckPlan: checkAppPlan,
+	Await:     awaitApp,
+}
+
+// validateApp checks that values, when known, is a mapping.
+func validateApp(_ context.Context, m *appModel) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if m.Values.IsNull() || m.Values.IsUnknown() {
+		return diags
+	}
+	if _, err := parseValues(m.Values.ValueString()); err != nil {
+		diags.AddAttributeError(path.Root("values"), "Invalid values", err.Error()+".")
+	}
+	return diags
+}
+
+func expandApp(ctx context.Context, req hubresource.ExpandRequest[appModel]) (*unstructured.Unstructured, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	m := req.Plan
+	spec := map[string]any{"chart": m.Chart.ValueString(), "cluster": m.Cluster.ValueString(), "namespace": m.Namespace.ValueString()}
+	if !m.ReleaseName.IsNull() {
+		spec["releaseName"] = m.ReleaseName.ValueString()
+	}
+	if !m.Values.IsNull() {
+		values, err := parseValues(m.Values.ValueString())
+		if err != nil {
+			diags.AddAttributeError(path.Root("values"), "Invalid values", err.Error()+".")
+			return nil, diags
+		}
+		spec["values"] = values
+	}
+	if !m.ValuesSecret.IsNull() {
+		var ref siteSecretRef
+		diags.Append(m.ValuesSecret.As(ctx, &ref, basetypes.ObjectAsOptions{})...)
+		spec["valuesSecretRef"] = map[string]any{"name": ref.Name, "key": ref.Key}
+	}
+	return &unstructured.Unstructured{Object: map[string]any{"spec": spec}}, diags
+}
+
+// flattenApp reads the app's spec and status; a field the hub does not carry is null, so that an
+// out-of-band change shows as drift. values is the hub's document (see valuesType).
+func flattenApp(ctx context.Context, obj *unstructured.Unstructured, m *appModel) diag.Diagnostics {
+	var diags diag.Diagnostics
+	var a v1alpha1.FleetApp
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &a); err != nil {
+		diags.AddError("Unreadable FleetApp on the hub", fmt.Sprintf("%s/%s: %v", obj.GetNamespace(), obj.GetName(), err))
+		return diags
+	}
+	m.Chart = types.StringValue(a.Spec.Chart)
+	m.Cluster = types.StringValue(a.Spec.Cluster)
+	m.ReleaseName = stringOrNull(a.Spec.ReleaseName)
+	m.Namespace = types.StringValue(a.Spec.Namespace)
+	values, _, _ := unstructured.NestedMap(obj.Object, "spec", "values")
+	v, err := valuesOf(values)
+	if err != nil {
+		diags.AddError("Unreadable FleetApp values on the hub", fmt.Sprintf("%s/%s: %v", obj.GetNamespace(), obj.GetName(), err))
+	}
+	m.Values = v
+	m.ValuesSecret = types.ObjectNull(siteSecretTypes)
+	if r := a.Spec.ValuesSecretRef; r != nil {
+		m.ValuesSecret = objectFrom(ctx, siteSecretTypes, siteSecretRef{Name: r.Name, Key: r.Key}, &diags)
+	}
+	s := a.Status
+	m.Phase, m.Digest, m.Registry, m.Reason, m.Message = stringOrNull(string(s.Phase)), stringOrNull(s.Digest), stringOrNull(s.Registry), stringOrNull(s.Reason), stringOrNull(s.Message)
+	m.Revision = types.Int64Null()
+	if s.Revision > 0 {
+		m.Revision = types.Int64Value(int64(s.Revision))
+	}
+	return diags
+}
+
+// checkAppPlan checks the app against the hub as the plan began. Every finding is a warning:
+// ManagedClusters are registered by OCM or made by other configurations, and a join or chart
+// missing or not Ready may be created or fixed by a fleet_cluster_join or fleet_chart of this
+// plan; the app waits on the hub meanwhile. Only what the change touches is checked: the cluster
+// when new, the chart when new or changed.
+func checkAppPlan(ctx context.Context, c hubresource.PlanCheck[appModel]) diag.Diagnostics {
+	var diags diag.Diagnostics
+	p := c.Plan
+	if p == nil {
+		return diags
+	}
+	id := c.Workspace + "/" + p.Name.ValueString()
+	isNew := c.Prior == nil || c.Replace || !p.Cluster.Equal(c.Prior.Cluster)
+	if !p.Cluster.IsUnknown() && isNew {
+		checkAppCluster(ctx, c, id, p.Cluster.ValueString(), &diags)
+	}
+	if !p.Chart.IsUnknown() && (isNew || !p.Chart.Equal(c.Prior.Chart)) {
+		chart := p.Chart.ValueString()
+		charts, err := c.Hub.List(ctx, fleetChartKind, c.Workspace, "")
+		switch {
+		case err != nil:
+			diags.AddWarning("Chart not checked", fmt.Sprintf("Could not list the FleetCharts of workspace %s: %v.", c.Workspace, c.Env.CheckErr(ctx, err)))
+		case !hasName(charts, chart):
+			diags.AddAttributeWarning(path.Root("chart"), "Chart not on the hub",
+				fmt.Sprintf("FleetApp %s installs chart %q, which is not a FleetChart of workspace %s on the hub. If a fleet_chart of this configuration creates it, "+
+					"this resolves itself; otherwise the app is written and waits (phase Pending) until the chart exists. If the name is a typo, correct it.", id, chart, c.Workspace))
+		}
+	}
+	return diags
+}
+
+// checkAppCluster warns when the app's cluster is no ManagedCluster, is not joined to a site in
+// the workspace, or its join is not Ready.
+func checkAppCluster(ctx context.Context, c hubresource.PlanCheck[appModel], id, cluster string, diags *diag.Diagnostics) {
+	clusters, err := c.Hub.List(ctx, siteClusterKind, "", "")
+	switch {
+	case err != nil:
+		diags.AddWarning("Cluster not checked", fmt.Sprintf("Could not list the hub's ManagedClusters to check that %q is one: %v.", cluster, c.Env.CheckErr(ctx, err)))
+		return
+	case !hasName(clusters, cluster):
+		diags.AddAttributeWarning(path.Root("cluster"), "Cluster not on the hub",
+			fmt.Sprintf("FleetApp %s names cluster %q, which is not a ManagedCluster on the hub. The app is written but waits (phase Pending) until a cluster of that name registers; "+
+				"ManagedClusters are registered by OCM or created by other configurations, not by this provider. If the name is a typo, correct it.", id, cluster))
+		return
+	}
+	joins, err := c.Hub.List(ctx, fleetClusterJoinKind, c.Workspace, "")
+	if err != nil {
+		diags.AddWarning("Cluster join not checked", fmt.Sprintf("Could not list the FleetClusterJoins of workspace %s: %v.", c.Workspace, c.Env.CheckErr(ctx, err)))
+		return
+	}
+	join := joinOfCluster(joins, cluster)
+	if join == nil {
+		diags.AddAttributeWarning(path.Root("cluster"), "Cluster not joined",
+			fmt.Sprintf("Cluster %q of FleetApp %s is not joined to a site: no FleetClusterJoin of workspace %s names it. The app is written and waits until the cluster is joined; "+
+				"a fleet_cluster_join of this plan may join it.", cluster, id, c.Workspace))
+		return
+	}
+	var j v1alpha1.FleetClusterJoin
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(join.Object, &j); err != nil {
+		diags.AddWarning("Cluster join not checked", fmt.Sprintf("FleetClusterJoin %s/%s on the hub is unreadable: %v.", c.Workspace, join.GetName(), err))
+		return
+	}
+	if ready := apimeta.FindStatusCondition(j.Status.Conditions, v1alpha1.ReadyCondition); ready == nil || ready.Status != "True" {
+		reason := "no status reported yet"
+		if ready != nil {
+			reason = ready.Reason
+			if ready.Message != "" {
+				reason += ": " + ready.Message
+			}
+		}
+		diags.AddAttributeWarning(path.Root("cluster"), "Cluster join not Ready",
+			fmt.Sprintf("Cluster %q of FleetApp %s is joined by FleetClusterJoin %s/%s, which exists but is not Ready yet (%s). The app is written and waits until the join is Ready; "+
+				"a fleet_cluster_join or fleet_site of this plan may fix what it waits for.", cluster, id, c.Workspace, join.GetName(), reason))
+	}
+}
+
+// joinOfCluster is the join of joins that names cluster (not being deleted); the one created
+// first, then by name, should several name it (a cluster joins one site, the hub reports the
+// others ClusterAlreadyJoined). nil when none does.
+func joinOfCluster(joins []unstructured.Unstructured, cluster string) *unstructured.Unstructured {
+	var found []*unstructured.Unstructured
+	for i := range joins {
+		c, _, _ := unstructured.NestedString(joins[i].Object, "spec", "cluster")
+		if c == cluster && joins[i].GetDeletionTimestamp() == nil {
+			found = append(found, &joins[i])
+		}
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	sort.SliceStable(found, func(a, b int) bool {
+		ta, tb := found[a].GetCreationTimestamp(), found[b].GetCreationTimestamp()
+		if !ta.Equal(&tb) {
+			return ta.Before(&tb)
+		}
+		return found[a].GetName() < found[b].GetName()
+	})
+	return found[0]
+}
+
+// awaitApp waits, when wait_for says so, until the hub reports the app Deployed (or Failed) for
+// its current generation.
+func awaitApp(ctx context.Context, c *hub.Client, applied *unstructured.Unstructured, m *appModel) (*unstructured.Unstructured, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	if m.WaitFor.ValueString() != waitForDeployed {
+		return nil, diags
+	}
+	ns, name := applied.GetNamespace(), applied.GetName()
+	last := applied
+	var phase, message string
+	err := wait.PollUntilContextCancel(ctx, appAwaitInterval, true, func(ctx context.Context) (bool, error) {
+		obj, err := c.Get(ctx, fleetAppKind, ns, name)
+		if err != nil {
+			return false, nil // transient, or gone: the deadline says so
+		}
+		last = obj
+		phase, _, _ = unstructured.NestedString(obj.Object, "status", "phase")
+		message, _, _ = unstructured.NestedString(obj.Object, "status", "message")
+		observed, _, _ := unstructured.NestedInt64(obj.Object, "status", "observedGeneration")
+		return observed >= obj.GetGeneration() && (phase == string(v1alpha1.AppDeployed) || phase == string(v1alpha1.AppFailed)), nil
+	})
+	switch {
+	case err == nil && phase == string(v1alpha1.AppFailed):
+		diags.AddError("FleetApp failed", fmt.Sprintf("FleetApp %s/%s is Failed on cluster %q: %s", ns, name, m.Cluster.ValueString(), message))
+	case err != nil && phase == "":
+		diags.AddError("No status from the hub",
+			fmt.Sprintf("Waited for FleetApp %s/%s to be Deployed, but the hub reported no status for it. `fleet-controller hub` (its apps reconciler) must run on the hub "+
+				"and the cluster's agent must report the release. Without them, remove wait_for.", ns, name))
+	case err != nil:
+		diags.AddError("Timed out waiting for the release",
+			fmt.Sprintf("FleetApp %s/%s did not become Deployed in time: the hub reports phase %s (%s). Raise the timeouts, or apply again to keep waiting.", ns, name, phase, message))
+	}
+	return last, diags
+}
+
+// keepStatusOnSameSpec plans a status attribute as in state when the configuration differs from
+// the state only in how values is written: the framework marks computed attributes unknown as
+// soon as the configuration differs from the state, which would plan a change for a reformatted
+// document that keepEquivalentValues plans as none.
+type keepStatusOnSameSpec struct{}
+
+func (keepStatusOnSameSpec) Description(context.Context) string {
+	return "Keeps the reported status when nothing but the formatting of values changes."
+}
+
+func (m keepStatusOnSameSpec) MarkdownDescription(ctx context.Context) string {
+	return m.Description(ctx)
+}
+
+func (keepStatusOnSameSpec) PlanModifyString(ctx context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
+	if req.PlanValue.IsUnknown() && sameAppSpec(ctx, req.Config, req.State) {
+		resp.PlanValue = req.StateValue
+	}
+}
+
+func (keepStatusOnSameSpec) PlanModifyInt64(ctx context.Context, req planmodifier.Int64Request, resp *planmodifier.Int64Response) {
+	if req.PlanValue.IsUnknown() && sameAppSpec(ctx, req.Config, req.State) {
+		resp.PlanValue = req.StateValue
+	}
+}
+
+// sameAppSpec tells whether the configuration asks for what the state holds, values compared by
+// meaning: the plan is then empty.
+func sameAppSpec(ctx context.Context, config tfsdk.Config, state tfsdk.State) bool {
+	if state.Raw.IsNull() {
+		return false
+	}
+	var c, s appModel
+	if config.Get(ctx, &c).HasError() || state.Get(ctx, &s).HasError() {
+		return false
+	}
+	sameValues := c.Values.IsNull() && s.Values.IsNull()
+	if !c.Values.IsNull() && !c.Values.IsUnknown() && !s.Values.IsNull() {
+		sameValues, _ = s.Values.StringSemanticEquals(ctx, c.Values)
+	}
+	return sameValues && (c.Workspace.IsNull() || c.Workspace.Equal(s.Workspace)) && c.Name.Equal(s.Name) && c.Chart.Equal(s.Chart) &&
+		c.Cluster.Equal(s.Cluster) && c.ReleaseName.Equal(s.ReleaseName) && c.Namespace.Equal(s.Namespace) && c.ValuesSecret.Equal(s.ValuesSecret) &&
+		c.WaitFor.Equal(s.WaitFor) && c.Timeouts.Equal(s.Timeouts)
+}

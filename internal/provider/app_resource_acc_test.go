@@ -1,0 +1,394 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+const (
+	chartAddr = "fleet_chart.c"
+	appAddr   = "fleet_app.a"
+	routeAddr = "fleet_app_route.r"
+)
+
+var testDigest = "sha256:" + strings.Repeat("0f", 32)
+
+func fleetChartConfig(ws, body string) string {
+	return fmt.Sprintf(`
+resource "fleet_chart" "c" {
+  name       = "hello"
+  workspace  = %q
+  repository = "charts/hello"
+%s
+}
+`, ws, body)
+}
+
+// TestAccChart_lifecycle: a chart without version nor digest is refused, then create, update,
+// import, the hub's status read back, drift corrected, destroy.
+func TestAccChart_lifecycle(t *testing.T) {
+	ws := testWorkspace(t, testHub(t))
+	h := newSiteHub(t, ws)
+	updated := fleetChartConfig(ws, fmt.Sprintf("  version = \"0.2.0\"\n  digest = %q", testDigest))
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Providers,
+		CheckDestroy:             h.checkGone,
+		Steps: []resource.TestStep{
+			{Config: fleetChartConfig(ws, ""), ExpectError: expectError("Chart without version or digest", "Set version")},
+			{
+				Config: fleetChartConfig(ws, `  version = "0.1.0"`),
+				Check:  h.checkSpec("FleetChart", "hello", map[string]any{"repository": "charts/hello", "version": "0.1.0"}),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(chartAddr, ssdValue("id"), knownvalue.StringExact(ws+"/hello")),
+					statecheck.ExpectKnownValue(chartAddr, ssdValue("digest"), knownvalue.Null()),
+					statecheck.ExpectKnownValue(chartAddr, ssdValue("resolved_digest"), knownvalue.Null()), // no controller on this hub
+					statecheck.ExpectKnownValue(chartAddr, ssdValue("apps"), knownvalue.Null()),
+				},
+			},
+			{
+				Config:           updated,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(chartAddr, plancheck.ResourceActionUpdate)}},
+				Check:            h.checkSpec("FleetChart", "hello", map[string]any{"repository": "charts/hello", "version": "0.2.0", "digest": testDigest}),
+			},
+			{ResourceName: chartAddr, ImportState: true, ImportStateVerify: true, ImportStateId: ws + "/hello"},
+			{
+				PreConfig:        func() { h.setStatus("FleetChart", "hello", map[string]any{"digest": testDigest, "apps": 2}) },
+				Config:           updated,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(chartAddr, ssdValue("resolved_digest"), knownvalue.StringExact(testDigest)),
+					statecheck.ExpectKnownValue(chartAddr, ssdValue("apps"), knownvalue.Int64Exact(2)),
+				},
+			},
+			{
+				// Drift: kubectl changes the version and drops the digest; the plan shows it, apply restores.
+				PreConfig: func() { h.patch("FleetChart", "hello", `{"spec":{"version":"9.9.9","digest":null}}`) },
+				Config:    updated,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(chartAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(chartAddr, ssdValue("version"), knownvalue.StringExact("0.2.0")),
+					plancheck.ExpectKnownValue(chartAddr, ssdValue("digest"), knownvalue.StringExact(testDigest)),
+				}},
+				Check: h.checkSpec("FleetChart", "hello", map[string]any{"repository": "charts/hello", "version": "0.2.0", "digest": testDigest}),
+			},
+		},
+	})
+}
+
+// appHub is a workspace with a registered cluster joined (Ready) to an unmanaged site and a chart
+// on the hub, for app and route tests whose plans should be free of warnings.
+func appHub(t *testing.T) (h *siteHub, ws, cluster string) {
+	ws = testWorkspace(t, testHub(t))
+	cluster = newHubFixtures(t, ws).Cluster("a", "", nil)
+	h = newSiteHub(t, ws)
+	h.create("FleetSite", "berlin", false, map[string]any{
+		"edge":       map[string]any{"ingress": []any{map[string]any{"id": "proxy", "method": "reverse_proxy", "address": "edge.example.com"}}},
+		"hubGateway": map[string]any{"enabled": true, "domain": "apps.example.com"}})
+	h.create("FleetClusterJoin", "ja", false, map[string]any{"cluster": cluster, "site": "berlin", "edge": map[string]any{"ingressId": "proxy"}})
+	h.setStatus("FleetClusterJoin", "ja", map[string]any{"conditions": []any{readyStatus("True", "Ready", "")}})
+	h.create("FleetChart", "hello", false, map[string]any{"repository": "charts/hello", "version": "0.1.0"})
+	return h, ws, cluster
+}
+
+func readyStatus(status, reason, message string) map[string]any {
+	return map[string]any{"type": "Ready", "status": status, "reason": reason, "message": message, "lastTransitionTime": "2026-01-01T00:00:00Z"}
+}
+
+func appConfig(ws, cluster, body string) string {
+	return fmt.Sprintf(`
+resource "fleet_app" "a" {
+  name      = "hello"
+  workspace = %q
+  chart     = "hello"
+  cluster   = %q
+%s
+}
+`, ws, cluster, body)
+}
+
+// TestAccApp_lifecycle: values that are not a mapping are refused, then create with YAML values and a values Secret reference, the same values
+// as JSON in another order plan nothing, update, import, the hub's status read back, drift in
+// values shown and corrected, a new namespace replaces, destroy.
+func TestAccApp_lifecycle(t *testing.T) {
+	h, ws, cluster := appHub(t)
+	const secretRef = `  values_secret = { name = "hello-secrets", key = "values.yaml" }`
+	spec := func(replicas int) map[string]any {
+		return map[string]any{"chart": "hello", "cluster": cluster, "namespace": "web", "values": map[string]any{"replicaCount": replicas, "image": map[string]any{"tag": "1.2"}},
+			"valuesSecretRef": map[string]any{"name": "hello-secrets", "key": "values.yaml"}}
+	}
+	three := appConfig(ws, cluster, `  namespace = "web"
+  values = jsonencode({ replicaCount = 3, image = { tag = "1.2" } })
+`+secretRef)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Providers,
+		CheckDestroy:             h.checkGone,
+		Steps: []resource.TestStep{
+			{Config: appConfig(ws, cluster, `  namespace = "web"
+  values = jsonencode(["a"])`), ExpectError: expectError("Invalid values", "values must be a mapping")},
+			{
+				Config: appConfig(ws, cluster, `  namespace = "web"
+  values = yamlencode({ replicaCount = 2, image = { tag = "1.2" } })
+`+secretRef),
+				Check: h.checkSpec("FleetApp", "hello", spec(2)),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(appAddr, ssdValue("values_secret", "name"), knownvalue.StringExact("hello-secrets")),
+					statecheck.ExpectKnownValue(appAddr, ssdValue("release_name"), knownvalue.Null()),
+					statecheck.ExpectKnownValue(appAddr, ssdValue("phase"), knownvalue.Null()), // no controller on this hub
+				},
+			},
+			{
+				// The same values, as JSON with the keys the other way round: nothing to do.
+				Config: appConfig(ws, cluster, `  namespace = "web"
+  values = "{ \"image\": { \"tag\": \"1.2\" }, \"replicaCount\": 2.0 }"
+`+secretRef),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+			{
+				Config:           three,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(appAddr, plancheck.ResourceActionUpdate)}},
+				Check:            h.checkSpec("FleetApp", "hello", spec(3)),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(appAddr, ssdValue("values"), knownvalue.StringExact(`{"image":{"tag":"1.2"},"replicaCount":3}`)),
+				},
+			},
+			{ResourceName: appAddr, ImportState: true, ImportStateVerify: true, ImportStateId: ws + "/hello"},
+			{
+				PreConfig: func() {
+					h.setStatus("FleetApp", "hello", map[string]any{"phase": "Deployed", "revision": 2, "digest": testDigest, "registry": "registry.eu.example.com",
+						"conditions": []any{readyStatus("True", "Deployed", "")}})
+				},
+				Config:           three,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(appAddr, ssdValue("phase"), knownvalue.StringExact("Deployed")),
+					statecheck.ExpectKnownValue(appAddr, ssdValue("revision"), knownvalue.Int64Exact(2)),
+					statecheck.ExpectKnownValue(appAddr, ssdValue("digest"), knownvalue.StringExact(testDigest)),
+					statecheck.ExpectKnownValue(appAddr, ssdValue("registry"), knownvalue.StringExact("registry.eu.example.com")),
+				},
+			},
+			{
+				// Drift: kubectl scales the values and drops the Secret reference; the plan shows both, apply restores.
+				PreConfig: func() { h.patch("FleetApp", "hello", `{"spec":{"values":{"replicaCount":5},"valuesSecretRef":null}}`) },
+				Config:    three,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(appAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(appAddr, ssdValue("values_secret", "key"), knownvalue.StringExact("values.yaml")),
+				}},
+				Check: h.checkSpec("FleetApp", "hello", spec(3)),
+			},
+			{
+				// The namespace is immutable on the hub: a new one replaces the app.
+				Config: appConfig(ws, cluster, `  namespace = "web2"
+  release_name = "hi"`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(appAddr, plancheck.ResourceActionDestroyBeforeCreate),
+				}},
+				Check: h.checkSpec("FleetApp", "hello", map[string]any{"chart": "hello", "cluster": cluster, "namespace": "web2", "releaseName": "hi"}),
+			},
+		},
+	})
+}
+
+// answerApp plays the hub's apps reconciler once: when the app's spec is newer than its status,
+// it reports status for the current generation. It runs until the test ends.
+func answerApp(t *testing.T, h *siteHub, name string, status map[string]any) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() {
+		_ = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			u, err := h.ri("FleetApp").Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, nil
+			}
+			observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+			if observed >= u.GetGeneration() {
+				return false, nil
+			}
+			s := jsonCopy(status)
+			s["observedGeneration"] = u.GetGeneration()
+			u.Object["status"] = s
+			_, err = h.ri("FleetApp").UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: "test-controller"})
+			return err == nil, nil
+		})
+	}()
+}
+
+// TestAccApp_waitFor: with wait_for = "deployed", apply returns once the hub reports the release
+// Deployed for the applied spec, with its status in state; a release reported Failed fails the
+// apply with the app's message.
+func TestAccApp_waitFor(t *testing.T) {
+	h, ws, cluster := appHub(t)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Providers,
+		CheckDestroy:             h.checkGone,
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() { answerApp(t, h, "hello", map[string]any{"phase": "Deployed", "revision": 1, "message": "installed"}) },
+				Config: appConfig(ws, cluster, `  namespace = "web"
+  wait_for = "deployed"`),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(appAddr, ssdValue("phase"), knownvalue.StringExact("Deployed")),
+					statecheck.ExpectKnownValue(appAddr, ssdValue("revision"), knownvalue.Int64Exact(1)),
+					statecheck.ExpectKnownValue(appAddr, ssdValue("message"), knownvalue.StringExact("installed")),
+				},
+			},
+			{
+				PreConfig: func() {
+					answerApp(t, h, "hello", map[string]any{"phase": "Failed", "revision": 1, "message": "helm upgrade: values don't meet the chart's schema"})
+				},
+				Config: appConfig(ws, cluster, `  namespace = "web"
+  values = jsonencode({ replicaCount = "many" })
+  wait_for = "deployed"`),
+				ExpectError: expectError("FleetApp failed", "FleetApp "+ws+"/hello is Failed on cluster", "helm upgrade: values don't meet the chart's schema"),
+			},
+		},
+	})
+}
+
+func appRouteConfig(ws, body string) string {
+	return fmt.Sprintf(`
+resource "fleet_app_route" "r" {
+  name      = "r"
+  workspace = %q
+  service   = { name = "hello", port = 80 }
+%s
+}
+`, ws, body)
+}
+
+// TestAccAppRoute_lifecycle: invalid routes refused, then create (mode and path defaults),
+// update to hub mode with TLS, import, the hub's status read back, drift corrected, destroy.
+func TestAccAppRoute_lifecycle(t *testing.T) {
+	h, ws, cluster := appHub(t)
+	h.create("FleetApp", "hello", false, map[string]any{"chart": "hello", "cluster": cluster, "namespace": "web"})
+	hubMode := appRouteConfig(ws, `  app  = "hello"
+  mode = "hub"
+  host = "hello.apps.example.com"
+  path = "/api"
+  tls  = { acme_issuer = "letsencrypt" }`)
+	hubSpec := map[string]any{"app": "hello", "mode": "hub", "host": "hello.apps.example.com", "path": "/api",
+		"service": map[string]any{"name": "hello", "port": 80}, "tls": map[string]any{"acmeIssuer": "letsencrypt"}}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Providers,
+		CheckDestroy:             h.checkGone,
+		Steps: []resource.TestStep{
+			{Config: appRouteConfig(ws, `  app = "hello"`), ExpectError: expectError("Route without a host", `mode is "site": set host`)},
+			{Config: appRouteConfig(ws, `  app = "hello"
+  host = "hello.example.com"
+  tls = { secret_name = "a", acme_issuer = "b" }`), ExpectError: expectError("Invalid Attribute Combination")},
+			{
+				Config: appRouteConfig(ws, `  app  = "hello"
+  host = "hello.example.com"`),
+				Check: h.checkSpec("FleetAppRoute", "r", map[string]any{"app": "hello", "mode": "site", "host": "hello.example.com", "path": "/",
+					"service": map[string]any{"name": "hello", "port": 80}}),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(routeAddr, ssdValue("mode"), knownvalue.StringExact("site")),
+					statecheck.ExpectKnownValue(routeAddr, ssdValue("path"), knownvalue.StringExact("/")),
+					statecheck.ExpectKnownValue(routeAddr, ssdValue("ready"), knownvalue.Null()), // no controller on this hub
+				},
+			},
+			{
+				Config:           hubMode,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(routeAddr, plancheck.ResourceActionUpdate)}},
+				Check:            h.checkSpec("FleetAppRoute", "r", hubSpec),
+			},
+			{ResourceName: routeAddr, ImportState: true, ImportStateVerify: true, ImportStateId: ws + "/r"},
+			{
+				PreConfig: func() {
+					h.setStatus("FleetAppRoute", "r", map[string]any{"url": "https://hello.apps.example.com/api", "cluster": cluster,
+						"conditions": []any{readyStatus("True", "Published", "served by the hub gateway")}})
+				},
+				Config:           hubMode,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(routeAddr, ssdValue("url"), knownvalue.StringExact("https://hello.apps.example.com/api")),
+					statecheck.ExpectKnownValue(routeAddr, ssdValue("ready"), knownvalue.Bool(true)),
+					statecheck.ExpectKnownValue(routeAddr, ssdValue("reason"), knownvalue.StringExact("Published")),
+				},
+			},
+			{
+				// Drift: kubectl changes the host and drops TLS; the plan shows it, apply restores.
+				PreConfig: func() { h.patch("FleetAppRoute", "r", `{"spec":{"host":"other.example.com","tls":null}}`) },
+				Config:    hubMode,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(routeAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(routeAddr, ssdValue("host"), knownvalue.StringExact("hello.apps.example.com")),
+				}},
+				Check: h.checkSpec("FleetAppRoute", "r", hubSpec),
+			},
+		},
+	})
+}
+
+// TestAccAppRoute_planErrors: what no resource of the plan can change fails the plan, naming
+// the objects, and nothing is written to the hub: hub mode on a site without a hub gateway, site
+// mode for a cluster bound to no ingress entry, and a host and path another route claims, every
+// object involved unmanaged by Terraform.
+func TestAccAppRoute_planErrors(t *testing.T) {
+	ws := testWorkspace(t, testHub(t))
+	f := newHubFixtures(t, ws)
+	a, b := f.Cluster("a", "", nil), f.Cluster("b", "", nil)
+	h := newSiteHub(t, ws)
+	h.create("FleetSite", "kubectl-site", false, map[string]any{"edge": map[string]any{"ingress": []any{
+		map[string]any{"id": "proxy", "method": "reverse_proxy", "address": "edge.example.com"}}}})
+	h.create("FleetClusterJoin", "ja", false, map[string]any{"cluster": a, "site": "kubectl-site", "edge": map[string]any{"ingressId": "proxy"}})
+	h.create("FleetClusterJoin", "jb", false, map[string]any{"cluster": b, "site": "kubectl-site"})
+	h.create("FleetApp", "app-a", false, map[string]any{"chart": "hello", "cluster": a, "namespace": "web"})
+	h.create("FleetApp", "app-b", false, map[string]any{"chart": "hello", "cluster": b, "namespace": "web"})
+	h.create("FleetAppRoute", "taken", false, map[string]any{"app": "app-b", "mode": "hub", "host": "taken.example.com", "service": map[string]any{"name": "x", "port": 80}})
+	route := func(app, mode, host string) string {
+		return appRouteConfig(ws, fmt.Sprintf("  app = %q\n  mode = %q\n  host = %q", app, mode, host))
+	}
+	onlyTaken := func() {
+		l, err := h.ri("FleetAppRoute").List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, u := range l.Items {
+			names = append(names, u.GetName())
+		}
+		if strings.Join(names, ",") != "taken" {
+			t.Errorf("FleetAppRoutes on the hub after the failed plans: %v, want only taken (nothing written)", names)
+		}
+	}
+	chainA := "app app-a runs on cluster " + a + ", which FleetClusterJoin " + ws + "/ja joins to FleetSite " + ws + "/kubectl-site"
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Providers,
+		CheckDestroy:             h.checkGone,
+		Steps: []resource.TestStep{
+			{
+				Config:      route("app-a", "hub", "a.example.com"),
+				ExpectError: expectError("Site has no hub gateway", chainA, "needs the site's hub_gateway enabled", "Neither the app, its join nor the site is managed by Terraform", "Nothing was written to the hub"),
+			},
+			{
+				PreConfig:   onlyTaken,
+				Config:      route("app-b", "site", "b.example.com"),
+				ExpectError: expectError("Cluster not bound to an ingress entry", "FleetClusterJoin "+ws+"/jb joins", "the join binds it to none", "Nothing was written to the hub"),
+			},
+			{
+				PreConfig:   onlyTaken,
+				Config:      route("app-a", "site", "taken.example.com"),
+				ExpectError: expectError("Host and path already routed", "publishes taken.example.com/", "FleetAppRoute "+ws+"/taken on the hub already claims", "Nothing was written to the hub"),
+			},
+			{
+				// The same host under another path is free, and site mode through the join's entry is served: written.
+				PreConfig: onlyTaken,
+				Config:    appRouteConfig(ws, "  app = \"app-a\"\n  host = \"taken.example.com\"\n  path = \"/a\""),
+				Check: h.checkSpec("FleetAppRoute", "r", map[string]any{"app": "app-a", "mode": "site", "host": "taken.example.com", "path": "/a",
+					"service": map[string]any{"name": "hello", "port": 80}}),
+			},
+		},
+	})
+}
