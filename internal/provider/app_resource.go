@@ -38,7 +38,7 @@ func preloadApps(ctx context.Context, env *hubresource.Env, l hub.Lister, ws str
 	if _, ok := appsInUse.Load(env); !ok {
 		return
 	}
-	for _, k := range []hub.Kind{fleetChartKind, fleetAppKind, fleetClusterJoinKind, fleetSiteKind} {
+	for _, k := range []hub.Kind{fleetChartKind, fleetAppKind, fleetAppRouteKind, fleetClusterJoinKind, fleetSiteKind} {
 		_, _ = l.List(ctx, k, ws, "")
 	}
 	_, _ = l.List(ctx, fleetAppRouteKind, "", "") // hosts are claimed across workspaces

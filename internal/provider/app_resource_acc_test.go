@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -47,8 +50,9 @@ func TestAccChart_lifecycle(t *testing.T) {
 		Steps: []resource.TestStep{
 			{Config: fleetChartConfig(ws, ""), ExpectError: expectError("Chart without version or digest", "Set version")},
 			{
-				Config: fleetChartConfig(ws, `  version = "0.1.0"`),
-				Check:  h.checkSpec("FleetChart", "hello", map[string]any{"repository": "charts/hello", "version": "0.1.0"}),
+				PreConfig: func() { h.absent("FleetChart", "hello") },
+				Config:    fleetChartConfig(ws, `  version = "0.1.0"`),
+				Check:     h.checkSpec("FleetChart", "hello", map[string]any{"repository": "charts/hello", "version": "0.1.0"}),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(chartAddr, ssdValue("id"), knownvalue.StringExact(ws+"/hello")),
 					statecheck.ExpectKnownValue(chartAddr, ssdValue("digest"), knownvalue.Null()),
@@ -234,7 +238,9 @@ func TestAccApp_waitFor(t *testing.T) {
 		CheckDestroy:             h.checkGone,
 		Steps: []resource.TestStep{
 			{
-				PreConfig: func() { answerApp(t, h, "hello", map[string]any{"phase": "Deployed", "revision": 1, "message": "installed"}) },
+				PreConfig: func() {
+					answerApp(t, h, "hello", map[string]any{"phase": "Deployed", "revision": 1, "message": "installed"})
+				},
 				Config: appConfig(ws, cluster, `  namespace = "web"
   wait_for = "deployed"`),
 				ConfigStateChecks: []statecheck.StateCheck{
@@ -391,4 +397,51 @@ func TestAccAppRoute_planErrors(t *testing.T) {
 			},
 		},
 	})
+}
+
+// TestAccAppPlan_listsEachKindOnce: planning many apps, and many routes, reads each kind their
+// checks need once per provider instance, through the preload, and sends nothing but LISTs.
+func TestAccAppPlan_listsEachKindOnce(t *testing.T) {
+	h, ws, cluster := appHub(t)
+	h.create("FleetApp", "hello", false, map[string]any{"chart": "hello", "cluster": cluster, "namespace": "web"})
+	const n = 50
+	config := func(kubeconfig string) map[string]tftypes.Value {
+		return map[string]tftypes.Value{"config_path": tftypes.NewValue(tftypes.String, kubeconfig)}
+	}
+	appKubeconfig, appCounter := countingKubeconfig(t)
+	apps := newPlanDriverFor[appModel](t, "fleet_app", config(appKubeconfig))
+	routeKubeconfig, routeCounter := countingKubeconfig(t)
+	routes := newPlanDriverFor[appRouteModel](t, "fleet_app_route", config(routeKubeconfig))
+	for i := range n {
+		a := appModel{Chart: types.StringValue("hello"), Cluster: types.StringValue(cluster), ReleaseName: types.StringNull(), Namespace: types.StringValue("web"),
+			Values: valuesNull(), ValuesSecret: types.ObjectNull(siteSecretTypes), WaitFor: types.StringNull(), Phase: types.StringUnknown(), Revision: types.Int64Unknown(),
+			Digest: types.StringUnknown(), Registry: types.StringUnknown(), Reason: types.StringUnknown(), Message: types.StringUnknown()}
+		a.Name, a.Workspace, a.ID = types.StringValue(fmt.Sprintf("app-%03d", i)), types.StringValue(ws), types.StringUnknown()
+		if diags := apps.plan(&a, nil); len(diags) > 0 {
+			t.Fatalf("plan of app %d: want no diagnostics, got\n%s", i, describeDiags(diags))
+		}
+		r := appRouteModel{App: types.StringValue("hello"), Mode: types.StringValue("hub"), Host: types.StringValue(fmt.Sprintf("r%03d.apps.example.com", i)), Path: types.StringValue("/"),
+			Service: types.ObjectValueMust(routeServiceTypes, map[string]attr.Value{"name": types.StringValue("hello"), "port": types.Int64Value(80)}), TLS: types.ObjectNull(routeTLSTypes),
+			URL: types.StringUnknown(), Ready: types.BoolUnknown(), Reason: types.StringUnknown(), Message: types.StringUnknown()}
+		r.Name, r.Workspace, r.ID = types.StringValue(fmt.Sprintf("route-%03d", i)), types.StringValue(ws), types.StringUnknown()
+		if diags := routes.plan(&r, nil); len(diags) > 0 {
+			t.Fatalf("plan of route %d: want no diagnostics, got\n%s", i, describeDiags(diags))
+		}
+	}
+	// The workspace's inventory (routes, secrets, sets) is preloaded too: its count is
+	// TestAccOCIRoutePlan_listsEachKindOnce's to check. FleetAppRoutes are listed in the
+	// workspace (the engine's check of a new name) and hub-wide (hosts).
+	want := map[string]int{"fleetcharts": 1, "fleetapps": 1, "fleetapproutes": 2, "fleetclusterjoins": 1, "fleetsites": 1, "managedclusters": 1}
+	for name, counter := range map[string]*listCounter{"app": appCounter, "route": routeCounter} {
+		counter.mu.Lock()
+		for kind, count := range want {
+			if counter.lists[kind] != count {
+				t.Errorf("LIST requests of %s over %d %s plans = %d, want %d (all: %v)", kind, n, name, counter.lists[kind], count, counter.lists)
+			}
+		}
+		if len(counter.other) > 0 {
+			t.Errorf("requests other than LISTs during %s planning: %v", name, counter.other)
+		}
+		counter.mu.Unlock()
+	}
 }

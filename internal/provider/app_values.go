@@ -111,7 +111,9 @@ func (keepEquivalentValues) Description(context.Context) string {
 	return "Keeps the state's values when the configured document means the same values."
 }
 
-func (m keepEquivalentValues) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
+func (m keepEquivalentValues) MarkdownDescription(ctx context.Context) string {
+	return m.Description(ctx)
+}
 
 func (keepEquivalentValues) PlanModifyString(ctx context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
 	switch {
