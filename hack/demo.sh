@@ -8,7 +8,9 @@
 # Then the pull story on eu-01 (examples/local-fleet): an artifact pushed to the source only
 # waits for replication to the mirror, is pulled from the mirror once copied, and when the mirror
 # stops the next pull fails over to the source; each step as fleet_oci_pull_status and kubectl
-# show it. Last, storage for site us-01 (examples/local-storage), whose simplyblock operator is the
+# show it; before the mirror stops, the app story (examples/local-app): a Helm chart pushed to the
+# source and replicated to the mirror is installed on eu-01 by fleet_app through that chain, its
+# route in site mode, and upgraded with new values. Last, storage for site us-01 (examples/local-storage), whose simplyblock operator is the
 # test bed's simulator: the draft's nodes, then approval and the storage cluster Online. The fleet and the controller keep running so you can explore them; `make fleet-down`
 # stops them and removes .fleet/ (the demo's state included).
 set -euo pipefail
@@ -108,6 +110,28 @@ echo "== 2. replication copies it to the mirror: eu-01 pulls it from the mirror 
 demohub replicate source mirror fleet/apps/web:1.0
 await '{.status.active}/{.status.pulled}' local-mirror-eu/1
 show
+
+# ---------------------------------------------------------------------------------------------
+# The app story on eu-01, while its mirror still runs: a chart installed through the same chain.
+app=$root/$fleet/app
+mkdir -p "$app"
+cp examples/local-app/*.tf "$app/"
+echo
+echo "== the app story (examples/local-app): a Helm chart pushed to the source and replicated to the mirror =="
+demohub chart source fleet/charts/hello:0.1.0
+demohub replicate source mirror fleet/charts/hello:0.1.0
+echo
+echo "== fleet_app installs it on eu-01: fleet-controller agent pulls it through eu-01's chain and installs it with Helm =="
+(cd "$app" && "$root/bin/tofu" apply -auto-approve -input=false -no-color | sed -n '/^Outputs:/,$p')
+hubctl -n fleet-default get fleetcharts,fleetapps,fleetapproutes -o wide
+echo "-- kubectl on eu-01: the release request the work carried, and what Helm installed (route in site mode: the Ingress)"
+euctl -n fleet-system get fleetreleases -o wide
+euctl -n hello get configmaps,services,ingresses
+echo
+echo "== new values: Helm upgrades the release =="
+(cd "$app" && "$root/bin/tofu" apply -auto-approve -input=false -no-color -var 'greeting=hello again' | sed -n '/^Outputs:/,$p')
+euctl -n hello get configmap hello-hello -o 'jsonpath={.data.greeting}{"\n"}'
+
 echo
 echo "== 3. the mirror stops; apps/web:1.1 is pushed to the source and asked for: eu-01 fails over to the source =="
 demohub stop mirror
@@ -139,6 +163,7 @@ The local fleet and fleet-controller hub (log: $fleet/controller.log) are still 
   export KUBECONFIG=$KUBE_CONFIG_PATH KUBE_CONFIG_PATH=$KUBE_CONFIG_PATH
   (cd $fleet/demo && TF_CLI_CONFIG_FILE=\$PWD/dev.tfrc ../../bin/tofu plan)   # no changes
   (cd $fleet/demo && TF_CLI_CONFIG_FILE=\$PWD/dev.tfrc ../../bin/tofu plan -var staging_route_priority=5)  # moves a cluster
-  bin/kubectl --kubeconfig $fleet/eu-01.kubeconfig -n fleet-system get ocipulls   # eu-01's pulls
+  bin/kubectl --kubeconfig $fleet/eu-01.kubeconfig -n fleet-system get ocipulls,fleetreleases   # eu-01's pulls and releases
+  bin/kubectl --kubeconfig $fleet/eu-01.kubeconfig -n hello get all,ingresses   # what Helm installed
   make fleet-down                                                         # stop it all
 DONE

@@ -98,6 +98,25 @@ func push(ctx context.Context, path, registry, ref string) error {
 	return nil
 }
 
+// pushChart puts the test bed's hello chart at repository:version in a registry of the fleet, as
+// `helm push` stores a chart; the chart is named after the repository's last element.
+func pushChart(ctx context.Context, path, registry, ref string) error {
+	r, err := registryNamed(path, registry)
+	if err != nil {
+		return err
+	}
+	repo, version, err := splitRef(ref)
+	if err != nil {
+		return err
+	}
+	d, err := r.PushChart(ctx, repo, testbed.HelloChart(repo[strings.LastIndex(repo, "/")+1:], version))
+	if err != nil {
+		return err
+	}
+	fmt.Printf("pushed chart %s to %s: %s\n", ref, registry, d.Digest)
+	return nil
+}
+
 // replicate copies repository:tag from one registry of the fleet to another, as replication does.
 func replicate(ctx context.Context, path, from, to, ref string) error {
 	src, err := registryNamed(path, from)

@@ -9,6 +9,8 @@
 //	demohub tfvars      prints the local fleet's registries (-registries) as TF_VAR_ exports
 //	              for examples/local-fleet, for a shell to eval
 //	demohub push REGISTRY REPO:TAG  pushes a small artifact to a registry of the local fleet
+//	demohub chart REGISTRY REPO:VERSION  pushes a small Helm chart (a ConfigMap and a Service,
+//	              internal/testbed's HelloChart) as `helm push` stores it
 //	demohub replicate FROM TO REPO:TAG  copies an artifact between them, as replication would
 //	demohub stop REGISTRY  stops a registry of the local fleet, to show failover
 //	demohub pull CLUSTER NAME REPO:TAG  asks a cluster to pull an artifact: a ManifestWork
@@ -61,6 +63,7 @@ func main() {
 		"freeports": func() error { freePorts(flag.Arg(1)); return nil },
 		"tfvars":    func() error { return tfVars(*registries) },
 		"push":      func() error { return push(ctx, *registries, flag.Arg(1), flag.Arg(2)) },
+		"chart":     func() error { return pushChart(ctx, *registries, flag.Arg(1), flag.Arg(2)) },
 		"replicate": func() error { return replicate(ctx, *registries, flag.Arg(1), flag.Arg(2), flag.Arg(3)) },
 		"stop":      func() error { return stopRegistry(*registries, flag.Arg(1)) },
 	}
@@ -88,7 +91,7 @@ func main() {
 	case "status":
 		err = status(ctx, c, *workspace)
 	default:
-		err = fmt.Errorf("usage: demohub [-hub kubeconfig] [-workspace ns] [-registries file] seed|show|status|pull|push|replicate|stop|tfvars|freeports")
+		err = fmt.Errorf("usage: demohub [-hub kubeconfig] [-workspace ns] [-registries file] seed|show|status|pull|push|chart|replicate|stop|tfvars|freeports")
 	}
 	if err != nil {
 		log.Fatalf("demohub: %v", err)

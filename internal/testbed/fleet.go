@@ -43,7 +43,8 @@ import (
 // its own with Open Cluster Management's real work agent (bin/work-agent, built from
 // tools/work-agent) applying the cluster's ManifestWorks from the hub and reporting their status
 // back. Only OCM's registration is simulated, because its agent cannot be built here: StartFleet
-// creates each ManagedCluster and its hub namespace, sets the conditions the registration agent and
+// creates each ManagedCluster (with the URL and CA of its apiserver as its client config) and its
+// hub namespace, sets the conditions the registration agent and
 // hub controller would (HubAcceptedManagedCluster, ManagedClusterJoined,
 // ManagedClusterConditionAvailable, all True, and the Kubernetes version), and grants the agent's
 // hub identity what registration grants a work agent.
@@ -454,17 +455,22 @@ func (c *Cluster) register(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The registration agent reports the cluster's apiserver URL and CA (its
+	// --spoke-external-server-urls); the hub admin accepts the cluster, as `clusteradm accept` does.
+	clientConfigs := []clusterv1.ClientConfig{{URL: c.APIServerURL(), CABundle: c.Config.CAData}}
 	var mc clusterv1.ManagedCluster
 	switch err := hc.Get(ctx, types.NamespacedName{Name: c.Name}, &mc); {
 	case apierrors.IsNotFound(err):
-		mc = clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: c.Name}, Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true}}
+		mc = clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: c.Name},
+			Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true, ManagedClusterClientConfigs: clientConfigs}}
 		if err := hc.Create(ctx, &mc); err != nil {
 			return err
 		}
 	case err != nil:
 		return err
-	case !mc.Spec.HubAcceptsClient:
-		mc.Spec.HubAcceptsClient = true // the hub admin accepts it, as `clusteradm accept` does
+	case !mc.Spec.HubAcceptsClient || len(mc.Spec.ManagedClusterClientConfigs) == 0:
+		mc.Spec.HubAcceptsClient = true
+		mc.Spec.ManagedClusterClientConfigs = clientConfigs
 		if err := hc.Update(ctx, &mc); err != nil {
 			return err
 		}
