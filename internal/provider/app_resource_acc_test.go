@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -443,5 +444,37 @@ func TestAccAppPlan_listsEachKindOnce(t *testing.T) {
 			t.Errorf("requests other than LISTs during %s planning: %v", name, counter.other)
 		}
 		counter.mu.Unlock()
+	}
+}
+
+// TestAccAppRoutePlan_unknownSkips: a route whose app and host are known only at apply is not
+// checked (no diagnostic), where the same route with them known fails on both checks.
+func TestAccAppRoutePlan_unknownSkips(t *testing.T) {
+	ws := testWorkspace(t, testHub(t))
+	a := newHubFixtures(t, ws).Cluster("a", "", nil)
+	h := newSiteHub(t, ws)
+	h.create("FleetSite", "kubectl-site", false, map[string]any{"edge": map[string]any{"ingress": []any{
+		map[string]any{"id": "proxy", "method": "reverse_proxy", "address": "edge.example.com"}}}})
+	h.create("FleetClusterJoin", "ja", false, map[string]any{"cluster": a, "site": "kubectl-site", "edge": map[string]any{"ingressId": "proxy"}})
+	h.create("FleetApp", "app-a", false, map[string]any{"chart": "hello", "cluster": a, "namespace": "web"})
+	h.create("FleetAppRoute", "taken", false, map[string]any{"app": "app-a", "mode": "hub", "host": "taken.example.com", "service": map[string]any{"name": "x", "port": 80}})
+	d := newPlanDriverFor[appRouteModel](t, "fleet_app_route", nil)
+	route := func(name string, app, host types.String) *appRouteModel {
+		r := appRouteModel{App: app, Mode: types.StringValue("hub"), Host: host, Path: types.StringValue("/"),
+			Service: types.ObjectValueMust(routeServiceTypes, map[string]attr.Value{"name": types.StringValue("hello"), "port": types.Int64Value(80)}), TLS: types.ObjectNull(routeTLSTypes),
+			URL: types.StringUnknown(), Ready: types.BoolUnknown(), Reason: types.StringUnknown(), Message: types.StringUnknown()}
+		r.Name, r.Workspace, r.ID = types.StringValue(name), types.StringValue(ws), types.StringUnknown()
+		return &r
+	}
+	if diags := d.plan(route("unknown", types.StringUnknown(), types.StringUnknown()), nil); len(diags) > 0 {
+		t.Errorf("route with unknown app and host: want no diagnostics, got\n%s", describeDiags(diags))
+	}
+	diags := d.plan(route("known", types.StringValue("app-a"), types.StringValue("taken.example.com")), nil)
+	var summaries []string
+	for _, dg := range diags {
+		summaries = append(summaries, dg.Summary())
+	}
+	if diags.ErrorsCount() != 2 || !slices.Contains(summaries, "Site has no hub gateway") || !slices.Contains(summaries, "Host and path already routed") {
+		t.Errorf("route with app-a and the taken host: want the gateway and host errors, got\n%s", describeDiags(diags))
 	}
 }
