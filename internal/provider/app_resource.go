@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"sort"
 	"sync"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -21,7 +20,6 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
@@ -47,9 +45,6 @@ func preloadApps(ctx context.Context, env *hubresource.Env, l hub.Lister, ws str
 
 // waitForDeployed is the value of fleet_app's wait_for.
 const waitForDeployed = "deployed"
-
-// appAwaitInterval is how often apply reads the app's status while it waits.
-var appAwaitInterval = 2 * time.Second
 
 type appModel struct {
 	hubresource.Meta
@@ -179,8 +174,7 @@ func expandApp(ctx context.Context, req hubresource.ExpandRequest[appModel]) (*u
 func flattenApp(ctx context.Context, obj *unstructured.Unstructured, m *appModel) diag.Diagnostics {
 	var diags diag.Diagnostics
 	var a v1alpha1.FleetApp
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &a); err != nil {
-		diags.AddError("Unreadable FleetApp on the hub", fmt.Sprintf("%s/%s: %v", obj.GetNamespace(), obj.GetName(), err))
+	if !decodeHub(obj, &a, &diags) {
 		return diags
 	}
 	m.Chart = types.StringValue(a.Spec.Chart)
@@ -309,36 +303,12 @@ func joinOfCluster(joins []unstructured.Unstructured, cluster string) *unstructu
 // awaitApp waits, when wait_for says so, until the hub reports the app Deployed (or Failed) for
 // its current generation.
 func awaitApp(ctx context.Context, c *hub.Client, applied *unstructured.Unstructured, m *appModel) (*unstructured.Unstructured, diag.Diagnostics) {
-	var diags diag.Diagnostics
 	if m.WaitFor.ValueString() != waitForDeployed {
-		return nil, diags
+		return nil, nil
 	}
-	ns, name := applied.GetNamespace(), applied.GetName()
-	last := applied
-	var phase, message string
-	err := wait.PollUntilContextCancel(ctx, appAwaitInterval, true, func(ctx context.Context) (bool, error) {
-		obj, err := c.Get(ctx, fleetAppKind, ns, name)
-		if err != nil {
-			return false, nil // transient, or gone: the deadline says so
-		}
-		last = obj
-		phase, _, _ = unstructured.NestedString(obj.Object, "status", "phase")
-		message, _, _ = unstructured.NestedString(obj.Object, "status", "message")
-		observed, _, _ := unstructured.NestedInt64(obj.Object, "status", "observedGeneration")
-		return observed >= obj.GetGeneration() && (phase == string(v1alpha1.AppDeployed) || phase == string(v1alpha1.AppFailed)), nil
-	})
-	switch {
-	case err == nil && phase == string(v1alpha1.AppFailed):
-		diags.AddError("FleetApp failed", fmt.Sprintf("FleetApp %s/%s is Failed on cluster %q: %s", ns, name, m.Cluster.ValueString(), message))
-	case err != nil && phase == "":
-		diags.AddError("No status from the hub",
-			fmt.Sprintf("Waited for FleetApp %s/%s to be Deployed, but the hub reported no status for it. `fleet-controller hub` (its apps reconciler) must run on the hub "+
-				"and the cluster's agent must report the release. Without them, remove wait_for.", ns, name))
-	case err != nil:
-		diags.AddError("Timed out waiting for the release",
-			fmt.Sprintf("FleetApp %s/%s did not become Deployed in time: the hub reports phase %s (%s). Raise the timeouts, or apply again to keep waiting.", ns, name, phase, message))
-	}
-	return last, diags
+	return awaitPhase(ctx, c, applied, phaseWait{kind: fleetAppKind, want: string(v1alpha1.AppDeployed),
+		done: []string{string(v1alpha1.AppDeployed)}, failed: string(v1alpha1.AppFailed), on: fmt.Sprintf("cluster %q", m.Cluster.ValueString()),
+		reporter: "`fleet-controller hub` (its apps reconciler) must run on the hub and the cluster's agent must report the release."})
 }
 
 // keepStatusOnSameSpec plans a status attribute as in state when the configuration differs from

@@ -162,8 +162,7 @@ func expandAppRoute(ctx context.Context, req hubresource.ExpandRequest[appRouteM
 func flattenAppRoute(ctx context.Context, obj *unstructured.Unstructured, m *appRouteModel) diag.Diagnostics {
 	var diags diag.Diagnostics
 	var r v1alpha1.FleetAppRoute
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &r); err != nil {
-		diags.AddError("Unreadable FleetAppRoute on the hub", fmt.Sprintf("%s/%s: %v", obj.GetNamespace(), obj.GetName(), err))
+	if !decodeHub(obj, &r, &diags) {
 		return diags
 	}
 	m.App = types.StringValue(r.Spec.App)

@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"fmt"
 	"regexp"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -12,7 +11,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/hubresource"
@@ -95,8 +93,7 @@ func expandChart(_ context.Context, req hubresource.ExpandRequest[chartModel]) (
 func flattenChart(_ context.Context, obj *unstructured.Unstructured, m *chartModel) diag.Diagnostics {
 	var diags diag.Diagnostics
 	var c v1alpha1.FleetChart
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &c); err != nil {
-		diags.AddError("Unreadable FleetChart on the hub", fmt.Sprintf("%s/%s: %v", obj.GetNamespace(), obj.GetName(), err))
+	if !decodeHub(obj, &c, &diags) {
 		return diags
 	}
 	m.Repository = types.StringValue(c.Spec.Repository)

@@ -108,8 +108,7 @@ func expandClusterJoin(_ context.Context, req hubresource.ExpandRequest[clusterJ
 func flattenClusterJoin(_ context.Context, obj *unstructured.Unstructured, m *clusterJoinModel) diag.Diagnostics {
 	var diags diag.Diagnostics
 	var j v1alpha1.FleetClusterJoin
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &j); err != nil {
-		diags.AddError("Unreadable FleetClusterJoin on the hub", fmt.Sprintf("%s/%s: %v", obj.GetNamespace(), obj.GetName(), err))
+	if !decodeHub(obj, &j, &diags) {
 		return diags
 	}
 	m.Cluster = types.StringValue(j.Spec.Cluster)

@@ -20,7 +20,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
@@ -365,8 +364,7 @@ func expandFleetSite(ctx context.Context, req hubresource.ExpandRequest[fleetSit
 func flattenFleetSite(ctx context.Context, obj *unstructured.Unstructured, m *fleetSiteModel) diag.Diagnostics {
 	var diags diag.Diagnostics
 	var s v1alpha1.FleetSite
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &s); err != nil {
-		diags.AddError("Unreadable FleetSite on the hub", fmt.Sprintf("%s/%s: %v", obj.GetNamespace(), obj.GetName(), err))
+	if !decodeHub(obj, &s, &diags) {
 		return diags
 	}
 	m.DisplayName = stringOrNull(s.Spec.DisplayName)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -21,8 +20,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	k8sresource "k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 
 	"github.com/umkim/terraform-provider-fleet/api/storage/v1alpha2"
@@ -42,9 +39,6 @@ const (
 	waitForDrafted = "drafted"
 	waitForOnline  = "online"
 )
-
-// storageSiteAwaitInterval is how often apply reads the object's status while it waits.
-var storageSiteAwaitInterval = 2 * time.Second
 
 // ssdFields are the attributes the resource and the data source share.
 type ssdFields struct {
@@ -401,8 +395,7 @@ func expandSizing(s types.Object) map[string]any {
 func flattenStorageSiteDeployment(ctx context.Context, obj *unstructured.Unstructured, f *ssdFields) diag.Diagnostics {
 	var diags diag.Diagnostics
 	var typed v1alpha2.StorageSiteDeployment
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &typed); err != nil {
-		diags.AddError("Unreadable StorageSiteDeployment on the hub", fmt.Sprintf("%s/%s: %v", obj.GetNamespace(), obj.GetName(), err))
+	if !decodeHub(obj, &typed, &diags) {
 		return diags
 	}
 	spec := typed.Spec
@@ -653,53 +646,15 @@ func hasName(items []unstructured.Unstructured, name string) bool {
 // awaitStorageSiteDeployment waits, when wait_for says so, until the hub reports the deployment
 // drafted or online for its current generation.
 func awaitStorageSiteDeployment(ctx context.Context, c *hub.Client, applied *unstructured.Unstructured, m *storageSiteDeploymentModel) (*unstructured.Unstructured, diag.Diagnostics) {
-	var diags diag.Diagnostics
 	want := m.WaitFor.ValueString()
 	if m.WaitFor.IsNull() || want == "" {
-		return nil, diags
+		return nil, nil
 	}
-	done := map[string][]v1alpha2.Phase{
-		waitForDrafted: {v1alpha2.PhaseDrafted, v1alpha2.PhaseDeploying, v1alpha2.PhaseOnline},
-		waitForOnline:  {v1alpha2.PhaseOnline},
+	done := map[string][]string{
+		waitForDrafted: {string(v1alpha2.PhaseDrafted), string(v1alpha2.PhaseDeploying), string(v1alpha2.PhaseOnline)},
+		waitForOnline:  {string(v1alpha2.PhaseOnline)},
 	}[want]
-	ns, name := applied.GetNamespace(), applied.GetName()
-	last := applied
-	var failed string
-	err := wait.PollUntilContextCancel(ctx, storageSiteAwaitInterval, true, func(ctx context.Context) (bool, error) {
-		obj, err := c.Get(ctx, storageSiteDeploymentKind, ns, name)
-		if err != nil {
-			return false, nil // transient, or gone: the deadline says so
-		}
-		last = obj
-		observed, _, _ := unstructured.NestedInt64(obj.Object, "status", "observedGeneration")
-		if observed < obj.GetGeneration() {
-			return false, nil
-		}
-		phase, _, _ := unstructured.NestedString(obj.Object, "status", "phase")
-		if phase == string(v1alpha2.PhaseFailed) {
-			failed, _, _ = unstructured.NestedString(obj.Object, "status", "message")
-			return true, nil
-		}
-		for _, p := range done {
-			if phase == string(p) {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-	phase, _, _ := unstructured.NestedString(last.Object, "status", "phase")
-	message, _, _ := unstructured.NestedString(last.Object, "status", "message")
-	switch {
-	case failed != "" || err == nil && phase == string(v1alpha2.PhaseFailed):
-		diags.AddError("StorageSiteDeployment failed",
-			fmt.Sprintf("StorageSiteDeployment %s/%s is Failed on site %q: %s", ns, name, m.Cluster.ValueString(), failed))
-	case err != nil && phase == "":
-		diags.AddError("No status from the hub",
-			fmt.Sprintf("Waited for StorageSiteDeployment %s/%s to be %s, but the hub reported no status for it. A controller must run on the hub to carry the request to the site: "+
-				"`fleet-controller hub` with its storage-site reconciler, or the simplyblock operator. Without one, remove wait_for.", ns, name, want))
-	case err != nil:
-		diags.AddError("Timed out waiting for the site",
-			fmt.Sprintf("StorageSiteDeployment %s/%s did not become %s in time: the hub reports phase %s (%s). Raise the timeouts, or apply again to keep waiting.", ns, name, want, phase, message))
-	}
-	return last, diags
+	return awaitPhase(ctx, c, applied, phaseWait{kind: storageSiteDeploymentKind, want: want, done: done, failed: string(v1alpha2.PhaseFailed),
+		on:       fmt.Sprintf("site %q", m.Cluster.ValueString()),
+		reporter: "A controller must run on the hub to carry the request to the site: `fleet-controller hub` with its storage-site reconciler, or the simplyblock operator."})
 }
