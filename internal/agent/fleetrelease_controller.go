@@ -41,6 +41,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
+	"github.com/umkim/terraform-provider-fleet/internal/manager"
 )
 
 // +kubebuilder:rbac:groups=fleet.umkim.io,resources=fleetreleases,verbs=get;list;watch;patch;update
@@ -110,10 +111,10 @@ func (r *FleetReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request
 			return ctrl.Result{}, err
 		}
 		r.remember(req.NamespacedName, "")
-		return ctrl.Result{}, r.patchFinalizers(ctx, &rel, controllerutil.RemoveFinalizer)
+		return ctrl.Result{}, manager.PatchFinalizers(ctx, r.Client, &rel, v1alpha1.UninstallFinalizer, controllerutil.RemoveFinalizer)
 	}
 	if !controllerutil.ContainsFinalizer(&rel, v1alpha1.UninstallFinalizer) {
-		if err := r.patchFinalizers(ctx, &rel, controllerutil.AddFinalizer); err != nil {
+		if err := manager.PatchFinalizers(ctx, r.Client, &rel, v1alpha1.UninstallFinalizer, controllerutil.AddFinalizer); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -393,14 +394,6 @@ func (g *restGetter) ToRESTMapper() (meta.RESTMapper, error) { return g.mapper, 
 
 func (g *restGetter) ToRawKubeConfigLoader() clientcmd.ClientConfig {
 	return clientcmd.NewDefaultClientConfig(clientcmdapi.Config{}, &clientcmd.ConfigOverrides{Context: clientcmdapi.Context{Namespace: g.namespace}})
-}
-
-// patchFinalizers adds or removes the uninstall finalizer with a merge patch of
-// metadata.finalizers only, leaving the spec the hub wrote as it is.
-func (r *FleetReleaseReconciler) patchFinalizers(ctx context.Context, rel *v1alpha1.FleetRelease, change func(client.Object, string) bool) error {
-	base := rel.DeepCopy()
-	change(rel, v1alpha1.UninstallFinalizer)
-	return r.Patch(ctx, rel, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
 }
 
 // SetupWithManager registers the reconciler and the indexes and watches that re-queue a release

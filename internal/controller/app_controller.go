@@ -10,9 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -220,41 +218,6 @@ func appStatus(st *v1alpha1.FleetAppStatus, gen int64, work types.NamespacedName
 		st.Phase, st.Message = v1alpha1.AppInstalling, fmt.Sprintf("%s is pulled from %s; Helm installs it%s", pull.Artifact(), ps.Registry, suffix(rel.Status.Message))
 	}
 	setCondition(&st.Conditions, gen, v1alpha1.ReadyCondition, st.Phase == v1alpha1.AppDeployed, string(st.Phase), st.Message)
-}
-
-// patchFinalizers adds or removes finalizer with a merge patch of metadata.finalizers only (with
-// the object's resourceVersion), so that no other field is written back.
-func patchFinalizers(ctx context.Context, c client.Client, obj client.Object, resource, finalizer string, change func(client.Object, string) bool) error {
-	base := obj.DeepCopyObject().(client.Object)
-	change(obj, finalizer)
-	Writes.WithLabelValues(resource, verbPatch).Inc()
-	return c.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
-}
-
-// applyWork creates the work, or updates it when its manifests, manifest configs, labels or
-// annotations differ; it returns the work as it now is on the hub.
-func applyWork(ctx context.Context, c client.Client, observed, desired *workv1.ManifestWork) (*workv1.ManifestWork, error) {
-	if observed.UID == "" {
-		Writes.WithLabelValues(kindWork, verbCreate).Inc()
-		return desired, c.Create(ctx, desired)
-	}
-	annotated := true
-	for k, v := range desired.Annotations {
-		annotated = annotated && observed.Annotations[k] == v
-	}
-	if annotated && workUpToDate(observed, desired) && equality.Semantic.DeepEqual(observed.Spec.ManifestConfigs, desired.Spec.ManifestConfigs) {
-		return observed, nil
-	}
-	upd := observed.DeepCopy()
-	for k, v := range desired.Labels {
-		metav1.SetMetaDataLabel(&upd.ObjectMeta, k, v)
-	}
-	for k, v := range desired.Annotations {
-		metav1.SetMetaDataAnnotation(&upd.ObjectMeta, k, v)
-	}
-	upd.Spec = desired.Spec
-	Writes.WithLabelValues(kindWork, verbUpdate).Inc()
-	return upd, c.Update(ctx, upd)
 }
 
 // ChartStatusReconciler keeps each FleetChart's status: the apps naming it and the digest one of

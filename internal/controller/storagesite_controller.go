@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -60,12 +58,12 @@ func (r *StorageSiteReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			if err := client.IgnoreNotFound(r.Delete(ctx, w)); err != nil {
 				return ctrl.Result{}, err
 			}
-			return ctrl.Result{}, r.patchFinalizers(ctx, &d, controllerutil.RemoveFinalizer)
+			return ctrl.Result{}, patchFinalizers(ctx, r.Client, &d, kindStorageSite, storageFinalizer, controllerutil.RemoveFinalizer)
 		}
 		return ctrl.Result{}, nil
 	}
 	if !controllerutil.ContainsFinalizer(&d, storageFinalizer) {
-		if err := r.patchFinalizers(ctx, &d, controllerutil.AddFinalizer); err != nil {
+		if err := patchFinalizers(ctx, r.Client, &d, kindStorageSite, storageFinalizer, controllerutil.AddFinalizer); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -104,7 +102,7 @@ func (r *StorageSiteReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, err
 	}
 	st := storageStatus(&d, report, workKey.Name)
-	if err := r.applyWork(ctx, &observed, desired); err != nil {
+	if _, err := applyWork(ctx, r.Client, &observed, desired); err != nil {
 		setCondition(&st.Conditions, d.Generation, storagev1alpha2.DeliveredCondition, false, storagev1alpha2.ReasonDeliveryFailed,
 			fmt.Sprintf("writing ManifestWork %s: %v", workKey, err))
 		return ctrl.Result{}, errors.Join(err, writeStatus(ctx, r.Client, &d, &d.Status, st, kindStorageSite))
@@ -114,34 +112,6 @@ func (r *StorageSiteReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		requeue = storageRequeueOnline
 	}
 	return ctrl.Result{RequeueAfter: requeue}, writeStatus(ctx, r.Client, &d, &d.Status, st, kindStorageSite)
-}
-
-// patchFinalizers adds or removes the finalizer with a merge patch of metadata.finalizers only:
-// an update would write the whole spec as this binary's types render it, fields the request's
-// author left out included.
-func (r *StorageSiteReconciler) patchFinalizers(ctx context.Context, d *storagev1alpha2.StorageSiteDeployment,
-	change func(client.Object, string) bool) error {
-	base := d.DeepCopy()
-	change(d, storageFinalizer)
-	return r.Patch(ctx, d, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
-}
-
-// applyWork creates the work, or updates it when its manifests or labels differ.
-func (r *StorageSiteReconciler) applyWork(ctx context.Context, observed, desired *workv1.ManifestWork) error {
-	if observed.UID == "" {
-		Writes.WithLabelValues(kindWork, verbCreate).Inc()
-		return r.Create(ctx, desired)
-	}
-	if workUpToDate(observed, desired) && equality.Semantic.DeepEqual(observed.Spec.ManifestConfigs, desired.Spec.ManifestConfigs) {
-		return nil
-	}
-	upd := observed.DeepCopy()
-	for k, v := range desired.Labels {
-		metav1.SetMetaDataLabel(&upd.ObjectMeta, k, v)
-	}
-	upd.Spec = desired.Spec
-	Writes.WithLabelValues(kindWork, verbUpdate).Inc()
-	return r.Update(ctx, upd)
 }
 
 // storageRequest is what d asks of its site, in the operator's JSON shape.

@@ -4,8 +4,11 @@ import (
 	"context"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/umkim/terraform-provider-fleet/internal/manager"
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
@@ -66,3 +69,36 @@ func (w *writer) do(ctx context.Context, resource, verb string, write func(conte
 
 // wait returns the first error of the writes started.
 func (w *writer) wait() error { return w.g.Wait() }
+
+// applyWork creates the work, or updates it when its manifests, manifest configs, labels or
+// annotations differ; it returns the work as it now is on the hub.
+func applyWork(ctx context.Context, c client.Client, observed, desired *workv1.ManifestWork) (*workv1.ManifestWork, error) {
+	if observed.UID == "" {
+		Writes.WithLabelValues(kindWork, verbCreate).Inc()
+		return desired, c.Create(ctx, desired)
+	}
+	annotated := true
+	for k, v := range desired.Annotations {
+		annotated = annotated && observed.Annotations[k] == v
+	}
+	if annotated && workUpToDate(observed, desired) && equality.Semantic.DeepEqual(observed.Spec.ManifestConfigs, desired.Spec.ManifestConfigs) {
+		return observed, nil
+	}
+	upd := observed.DeepCopy()
+	for k, v := range desired.Labels {
+		metav1.SetMetaDataLabel(&upd.ObjectMeta, k, v)
+	}
+	for k, v := range desired.Annotations {
+		metav1.SetMetaDataAnnotation(&upd.ObjectMeta, k, v)
+	}
+	upd.Spec = desired.Spec
+	Writes.WithLabelValues(kindWork, verbUpdate).Inc()
+	return upd, c.Update(ctx, upd)
+}
+
+// patchFinalizers adds or removes finalizer with a merge patch of metadata.finalizers only
+// (manager.PatchFinalizers), counting the write.
+func patchFinalizers(ctx context.Context, c client.Client, obj client.Object, resource, finalizer string, change func(client.Object, string) bool) error {
+	Writes.WithLabelValues(resource, verbPatch).Inc()
+	return manager.PatchFinalizers(ctx, c, obj, finalizer, change)
+}

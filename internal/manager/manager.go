@@ -1,6 +1,7 @@
 // Package manager builds the controller-runtime managers of fleet-controller's modes (hub and
 // agent) the same way: metrics and probe endpoints, leader election with a Lease, a readiness
-// check that waits for the cache, and flags for all of it.
+// check that waits for the cache, and flags for all of it; and what the reconcilers of both modes
+// share (PatchFinalizers).
 package manager
 
 import (
