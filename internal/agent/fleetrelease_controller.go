@@ -153,6 +153,12 @@ func (r *FleetReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	// Installing while Helm works: its hooks may take a while even without waiting for readiness.
+	installing := status.DeepCopy()
+	installing.Phase, installing.Message = v1alpha1.ReleaseInstalling, fmt.Sprintf("installing %s-%s", chrt.Metadata.Name, chrt.Metadata.Version)
+	if err := writeStatus(ctx, r.Client, &rel, &rel.Status, installing); err != nil {
+		return ctrl.Result{}, err
+	}
 	hr, err := deploy(ctx, cfg, rel.Spec.ReleaseName, rel.Spec.Namespace, chrt, values, or(r.Timeout, DefaultHelmTimeout))
 	if err != nil {
 		return r.failed(ctx, &rel, status, fmt.Errorf("helm release %s in %s: %w", rel.Spec.ReleaseName, rel.Spec.Namespace, err))
