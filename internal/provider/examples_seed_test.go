@@ -49,7 +49,7 @@ func TestExamplesNameSeededClusters(t *testing.T) {
 	// Each kind of reference occurs in the examples today; finding none means this test reads
 	// them wrongly, not that they are right.
 	for _, kind := range []string{"cluster_names", "cluster_groups", "fleet_oci_chain cluster", "resolve_route cluster",
-		"fleet_cluster_join cluster", "fleet_storage_site_deployment cluster", "fleet_oci_pull_status cluster"} {
+		"fleet_cluster_join cluster", "fleet_storage_site_deployment cluster", "fleet_oci_pull_status cluster", "fleet_app cluster"} {
 		if c.counts[kind] == 0 {
 			t.Errorf("found no %s in the examples: the test no longer finds what it checks", kind)
 		}
@@ -132,7 +132,7 @@ func (c *seedChecker) errorf(rng hcl.Range, format string, args ...any) {
 // clusterArgument are the blocks whose `cluster` argument names a ManagedCluster.
 var clusterArgument = map[string]bool{
 	"data fleet_oci_chain": true, "resource fleet_cluster_join": true, "resource fleet_storage_site_deployment": true,
-	"data fleet_oci_pull_status": true,
+	"data fleet_oci_pull_status": true, "resource fleet_app": true,
 }
 
 func (c *seedChecker) body(b *hclsyntax.Body, block *hclsyntax.Block) {
