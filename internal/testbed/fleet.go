@@ -303,7 +303,7 @@ func CheckFleetBinaries(dir string) error {
 }
 
 // SpokeCRDs are the definitions a workload cluster of the fleet gets: SpokeCRDFS's for the work
-// agent and OCIPull for `fleet-controller agent`, as its chart installs it.
+// agent, and OCIPull and FleetRelease for `fleet-controller agent`, as its chart installs them.
 func SpokeCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	work, err := crd.ParseFS(SpokeCRDFS, "spokecrd/*.yaml")
 	if err != nil {
