@@ -395,8 +395,21 @@ func TestPullThroughTheFleet(t *testing.T) {
 				t.Errorf("the %s of the interrupted pull is in the cache", what)
 			}
 		}
+		pulled := func() float64 { return testkit.Counter("fleet_agent_pulls_total", map[string]string{"state": "Pulled"}) }
+		before := pulled()
 		p.startAgent(pullCluster)
 		p.await(t, "big", "Pulled after the restart", pulledFrom("source", d.Digest.String(), v1alpha1.Failover{Registry: "stalled", Reason: "Unreachable"}))
+		// The restarted agent starts every pull over (cached content is only resolved again, at
+		// the stalled registry): wait until all eight are Pulled again, then for the next second,
+		// so that the next pull is the latest even at lastSuccess's one-second resolution (the
+		// cluster's active registry is the one that served the latest pull).
+		testkit.Eventually(t, converge, "every pull Pulled again by the restarted agent", func() error {
+			if n := pulled() - before; n < 8 {
+				return fmt.Errorf("%v pulls Pulled since the restart", n)
+			}
+			return nil
+		})
+		time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
 	})
 
 	t.Run("work agent restarted: status still converges", func(t *testing.T) {

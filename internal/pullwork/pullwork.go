@@ -229,7 +229,9 @@ func parseTime(s string) *metav1.Time {
 // Summary counts a cluster's pulls by state and names the registry of its latest pull.
 type Summary struct {
 	Pulled, Waiting, Failed, Unknown int32
-	// Active is the registry that served the latest of the pulls in state Pulled.
+	// Active is the registry that served the latest of the pulls in state Pulled; of pulls that
+	// succeeded in the same second (the resolution of lastSuccess), the one of the greatest
+	// work/name, so that the answer does not depend on the order pulls are listed in.
 	Active string
 	// LastPull is the latest success of any pull.
 	LastPull *metav1.Time
@@ -240,13 +242,15 @@ type Summary struct {
 func Summarize(pulls []Pull) Summary {
 	var s Summary
 	var active *metav1.Time
+	var activeKey string
 	for _, p := range pulls {
 		last := p.Status.LastSuccess
 		switch p.State() {
 		case string(v1alpha1.OCIPullPulled):
 			s.Pulled++
-			if last != nil && (active == nil || last.After(active.Time)) {
-				active, s.Active = last, p.Status.Registry
+			key := p.Work + "/" + p.Name
+			if last != nil && (active == nil || last.After(active.Time) || last.Equal(active) && key > activeKey) {
+				active, activeKey, s.Active = last, key, p.Status.Registry
 			}
 		case string(v1alpha1.OCIPullWaitingForArtifact):
 			s.Waiting++

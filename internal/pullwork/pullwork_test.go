@@ -140,3 +140,20 @@ func TestReadTrustsOnlyCurrentFeedback(t *testing.T) {
 		t.Errorf("summary %+v", s)
 	}
 }
+
+// TestSummarizeTieIsOrderFree: two pulls that succeeded in the same second (lastSuccess's
+// resolution) name the same active registry whatever order they are listed in, so that a
+// reconcile does not flip it back and forth.
+func TestSummarizeTieIsOrderFree(t *testing.T) {
+	same := metav1.NewTime(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
+	pulled := func(name, registry string) Pull {
+		return Pull{Work: "pull-" + name, Request: Request{Name: name}, Fresh: true,
+			Status: v1alpha1.OCIPullStatus{State: v1alpha1.OCIPullPulled, Registry: registry, LastSuccess: &same}}
+	}
+	a, b := pulled("after-restart", "source"), pulled("never", "stalled")
+	for _, order := range [][]Pull{{a, b}, {b, a}} {
+		if s := Summarize(order); s.Active != "stalled" || s.Pulled != 2 {
+			t.Errorf("%s then %s: active %q pulled %d; want stalled (pull-never/never sorts last), 2", order[0].Name, order[1].Name, s.Active, s.Pulled)
+		}
+	}
+}
