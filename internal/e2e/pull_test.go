@@ -395,7 +395,9 @@ func TestPullThroughTheFleet(t *testing.T) {
 				t.Errorf("the %s of the interrupted pull is in the cache", what)
 			}
 		}
-		pulled := func() float64 { return testkit.Counter("fleet_agent_pulls_total", map[string]string{"state": "Pulled"}) }
+		pulled := func() float64 {
+			return testkit.Counter("fleet_agent_pulls_total", map[string]string{"state": "Pulled"})
+		}
 		before := pulled()
 		p.startAgent(pullCluster)
 		p.await(t, "big", "Pulled after the restart", pulledFrom("source", d.Digest.String(), v1alpha1.Failover{Registry: "stalled", Reason: "Unreachable"}))
