@@ -6,7 +6,7 @@ import (
 )
 
 // FleetAppSpec installs one chart as one Helm release on one named cluster.
-// +kubebuilder:validation:XValidation:rule="(has(self.releaseName) ? self.releaseName : ”) == (has(oldSelf.releaseName) ? oldSelf.releaseName : ”)",message="releaseName is immutable: install under another name with another FleetApp"
+// +kubebuilder:validation:XValidation:rule="has(self.releaseName) == has(oldSelf.releaseName) && (!has(self.releaseName) || self.releaseName == oldSelf.releaseName)",message="releaseName is immutable: install under another name with another FleetApp"
 type FleetAppSpec struct {
 	// Chart is the name of a FleetChart in the app's namespace.
 	// +kubebuilder:validation:MinLength=1
