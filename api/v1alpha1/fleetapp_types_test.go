@@ -4,16 +4,15 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
+	"github.com/umkim/terraform-provider-fleet/internal/testkit"
 )
 
 // TestChartAppAndRouteValidationOnHub installs the generated CRDs on a real kube-apiserver and
@@ -22,20 +21,9 @@ import (
 func TestChartAppAndRouteValidationOnHub(t *testing.T) {
 	h := testbed.StartT(t)
 	ctx := t.Context()
-	cs, err := kubernetes.NewForConfig(h.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const ns = "ws"
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	dyn, err := dynamic.NewForConfig(h.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
 	resource := func(name string) dynamic.ResourceInterface {
-		return dyn.Resource(v1alpha1.GroupVersion.WithResource(name)).Namespace(ns)
+		return testkit.Namespaced(t, h.Config, v1alpha1.GroupVersion.WithResource(name), ns)
 	}
 	charts, apps, routes := resource("fleetcharts"), resource("fleetapps"), resource("fleetapproutes")
 	// invalid checks that err is Invalid and mentions each of want.

@@ -1,22 +1,19 @@
 package v1alpha1_test
 
 import (
-	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
+	"github.com/umkim/terraform-provider-fleet/internal/testkit"
 )
 
 // TestSiteAndJoinValidationOnHub installs the generated CRDs on a real kube-apiserver and checks
@@ -24,20 +21,9 @@ import (
 func TestSiteAndJoinValidationOnHub(t *testing.T) {
 	h := testbed.StartT(t)
 	ctx := t.Context()
-	cs, err := kubernetes.NewForConfig(h.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const ns = "ws"
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	dyn, err := dynamic.NewForConfig(h.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sites := dyn.Resource(v1alpha1.GroupVersion.WithResource("fleetsites")).Namespace(ns)
-	joins := dyn.Resource(v1alpha1.GroupVersion.WithResource("fleetclusterjoins")).Namespace(ns)
+	sites := testkit.Namespaced(t, h.Config, v1alpha1.GroupVersion.WithResource("fleetsites"), ns)
+	joins := testkit.Namespaced(t, h.Config, v1alpha1.GroupVersion.WithResource("fleetclusterjoins"), ns)
 	n := 0
 	obj := func(kind string, spec map[string]any) *unstructured.Unstructured {
 		n++
@@ -115,35 +101,4 @@ func TestSiteAndJoinValidationOnHub(t *testing.T) {
 			t.Errorf("changing site and capabilities: %v", err)
 		}
 	})
-}
-
-// TestSiteAndJoinPrinterColumns asks the hub for the tables `kubectl get fleetsites` and
-// `kubectl get fleetclusterjoins` print, and checks their columns.
-func TestSiteAndJoinPrinterColumns(t *testing.T) {
-	h := testbed.StartT(t)
-	cs, err := kubernetes.NewForConfig(h.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for resource, want := range map[string][]string{
-		"fleetsites":        {"Name", "Display Name", "Joined", "WAN", "Ready", "Age"},
-		"fleetclusterjoins": {"Name", "Cluster", "Site", "Ingress", "Joined", "Ready", "Reason", "Age"},
-	} {
-		raw, err := cs.RESTClient().Get().AbsPath("/apis", v1alpha1.GroupVersion.Group, v1alpha1.GroupVersion.Version, resource).
-			SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").DoRaw(t.Context())
-		if err != nil {
-			t.Fatalf("%s: %v", resource, err)
-		}
-		var table metav1.Table
-		if err := json.Unmarshal(raw, &table); err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, c := range table.ColumnDefinitions {
-			got = append(got, c.Name)
-		}
-		if !slices.Equal(got, want) {
-			t.Errorf("kubectl get %s columns: %v, want %v", resource, got, want)
-		}
-	}
 }

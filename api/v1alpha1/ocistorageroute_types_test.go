@@ -139,6 +139,12 @@ func TestPrinterColumns(t *testing.T) {
 	for resource, want := range map[string][]string{
 		"ocistorageroutes":   {"Name", "Priority", "Default", "Registries", "Matched", "Ready", "Reason", "Age"},
 		"clusterocistorages": {"Name", "Route", "Chain", "Matched By", "Active", "Pulled", "Waiting", "Failed", "Unknown", "Ready", "Age"},
+		"fleetsites":         {"Name", "Display Name", "Joined", "WAN", "Ready", "Age"},
+		"fleetclusterjoins":  {"Name", "Cluster", "Site", "Ingress", "Joined", "Ready", "Reason", "Age"},
+		"fleetcharts":        {"Name", "Repository", "Version", "Digest", "Apps", "Age"},
+		"fleetapps":          {"Name", "Chart", "Cluster", "Namespace", "Phase", "Revision", "Registry", "Age"},
+		"fleetapproutes":     {"Name", "App", "Mode", "URL", "Ready", "Reason", "Age"},
+		"fleetreleases":      {"Name", "Release", "Namespace", "Phase", "Revision", "Chart", "Age"},
 	} {
 		if got := testkit.PrinterColumns(t, h.Config, v1alpha1.GroupVersion.WithResource(resource)).Names; !slices.Equal(got, want) {
 			t.Errorf("kubectl get %s columns: %v, want %v", resource, got, want)

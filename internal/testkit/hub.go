@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
@@ -12,7 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// Namespaced creates namespace ns on the API server cfg points at and returns a dynamic client
+// Namespaced creates namespace ns on the API server cfg points at, unless it exists, and returns a dynamic client
 // of resource gvr in it, to write objects as they are (not as a Go type renders them).
 func Namespaced(t testing.TB, cfg *rest.Config, gvr schema.GroupVersionResource, ns string) dynamic.ResourceInterface {
 	t.Helper()
@@ -20,7 +21,7 @@ func Namespaced(t testing.TB, cfg *rest.Config, gvr schema.GroupVersionResource,
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cs.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+	if _, err := cs.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
 	dyn, err := dynamic.NewForConfig(cfg)
