@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,23 +21,10 @@ import (
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/controller"
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
-	"github.com/umkim/terraform-provider-fleet/internal/manager"
 	"github.com/umkim/terraform-provider-fleet/internal/testkit"
 )
 
 const chartDigest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-
-// runControllers runs the named reconcilers in-process as cfg's user.
-func runControllers(t *testing.T, cfg *rest.Config, names string) (stop func()) {
-	t.Helper()
-	mgr, err := controller.NewHubManager(cfg, controller.HubOptions{
-		Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, Controllers: names, QPS: 500, Burst: 1000,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return testkit.Run(t, mgr)
-}
 
 // appView reads and writes a workspace's apps, charts and their works on the hub.
 type appView struct {

@@ -26,22 +26,9 @@ import (
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/controller"
 	"github.com/umkim/terraform-provider-fleet/internal/demoseed"
-	"github.com/umkim/terraform-provider-fleet/internal/manager"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
 	"github.com/umkim/terraform-provider-fleet/internal/testkit"
 )
-
-// runSiteManager runs the sites and cluster-joins reconcilers in-process as cfg's user.
-func runSiteManager(t *testing.T, cfg *rest.Config) (stop func()) {
-	t.Helper()
-	mgr, err := controller.NewHubManager(cfg, controller.HubOptions{
-		Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, Controllers: "sites,cluster-joins", QPS: 500, Burst: 1000,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return testkit.Run(t, mgr)
-}
 
 type siteView struct {
 	t  *testing.T
@@ -198,7 +185,7 @@ func TestClusterJoins(t *testing.T) {
 	v := siteView{t, c, ws}
 	ctx := t.Context()
 	h := sharedHub
-	defer runSiteManager(t, h.Config)()
+	defer runControllers(t, h.Config, "sites,cluster-joins")()
 	defer cleanJoins(t, c, ws) // while the manager runs: the demo seed's clusters are shared with other tests
 
 	start := time.Now()
@@ -319,7 +306,7 @@ func TestGeneratedRBACSufficesForSites(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := roleConfig(t, h, c, "rbac-sites-test", sa, ns)
-	defer runSiteManager(t, cfg)()
+	defer runControllers(t, cfg, "sites,cluster-joins")()
 	defer cleanJoins(t, c, ws)
 
 	v := siteView{t, c, ws}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/go-logr/logr"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -81,3 +82,15 @@ func writes(t testing.TB, resource, verb string) float64 {
 }
 
 func join(items []string) string { return strings.Join(items, ",") }
+
+// runControllers runs the named reconcilers in-process as cfg's user.
+func runControllers(t *testing.T, cfg *rest.Config, names string) (stop func()) {
+	t.Helper()
+	mgr, err := controller.NewHubManager(cfg, controller.HubOptions{
+		Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, Controllers: names, QPS: 500, Burst: 1000,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return testkit.Run(t, mgr)
+}
