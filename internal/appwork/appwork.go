@@ -208,13 +208,7 @@ func Read(w *workv1.ManifestWork) (Report, error) {
 // decodeRelease reads feedback values into a release status and the object's generation.
 func decodeRelease(values []workv1.FeedbackValue) (st v1alpha1.FleetReleaseStatus, generation int64) {
 	for _, v := range values {
-		s, n := "", int64(0)
-		if v.Value.String != nil {
-			s = *v.Value.String
-		}
-		if v.Value.Integer != nil {
-			n = *v.Value.Integer
-		}
+		s, n := pullwork.Scalar(v)
 		switch v.Name {
 		case "generation":
 			generation = n

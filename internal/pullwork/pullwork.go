@@ -168,16 +168,21 @@ func feedbackOf(w *workv1.ManifestWork, name string) []workv1.FeedbackValue {
 	return nil
 }
 
+// Scalar is a feedback value's string and integer, each empty when the value is not of that type.
+func Scalar(v workv1.FeedbackValue) (s string, n int64) {
+	if v.Value.String != nil {
+		s = *v.Value.String
+	}
+	if v.Value.Integer != nil {
+		n = *v.Value.Integer
+	}
+	return s, n
+}
+
 // decode reads feedback values into a status, the spec they echo and the object's generation.
 func decode(values []workv1.FeedbackValue) (st v1alpha1.OCIPullStatus, echo v1alpha1.OCIPullSpec, generation int64) {
 	for _, v := range values {
-		s, n := "", int64(0)
-		if v.Value.String != nil {
-			s = *v.Value.String
-		}
-		if v.Value.Integer != nil {
-			n = *v.Value.Integer
-		}
+		s, n := Scalar(v)
 		switch v.Name {
 		case "workspace":
 			echo.Workspace = s
