@@ -2,6 +2,7 @@ package provider
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -51,6 +52,37 @@ func TestAccAppPlanWarnings(t *testing.T) {
 	expect("chart in the same plan", chart+app(ready, "newchart", "{}"), map[string][]string{chartMissing: {`installs chart "newchart"`}})
 	expect("chart in the same plan, reversed", app(ready, "newchart", "{}")+chart, map[string][]string{chartMissing: {`installs chart "newchart"`}})
 	expect("ready", app(ready, "hello", "{}"), nil)
+
+	// The same answers whatever order Terraform plans in: with a sibling app, declared either way,
+	// at -parallelism=1, and with the sibling renamed (replaced).
+	sibling := func(name string) string {
+		return fmt.Sprintf("resource \"fleet_app\" %q {\n  name = %q\n  workspace = %q\n  chart = \"hello\"\n  cluster = %q\n  namespace = \"web\"\n}\n", name, name, ws, unjoined)
+	}
+	subject := chart + app(waiting, "newchart", "{}")
+	want := map[string][]string{joinNotReady: {"FleetClusterJoin " + ws + "/j-waiting, which exists but is not Ready yet"},
+		chartMissing: {`installs chart "newchart"`}, notJoined: {fmt.Sprintf("Cluster %q of FleetApp %s/", unjoined, ws)}}
+	w.apply(sibling("b"))
+	for _, v := range []struct {
+		name   string
+		blocks []string
+		args   []string
+	}{
+		{"with a sibling", []string{subject, sibling("b")}, nil},
+		{"declared in reverse", []string{sibling("b"), subject}, nil},
+		{"-parallelism=1", []string{subject, sibling("b")}, []string{"-parallelism=1"}},
+		{"reversed, -parallelism=1", []string{sibling("b"), subject}, []string{"-parallelism=1"}},
+		{"sibling renamed", []string{subject, sibling("b2")}, nil},
+	} {
+		w.write(strings.Join(v.blocks, ""))
+		got, failed := w.diags(append([]string{"plan"}, v.args...)...)
+		step := "join not Ready and chart missing, " + v.name
+		if v.name == "sibling renamed" {
+			expectWarnings(t, step, got, failed, all, want) // the new name is checked: its cluster is not joined
+			continue
+		}
+		expectWarnings(t, step, got, failed, all, map[string][]string{joinNotReady: want[joinNotReady], chartMissing: want[chartMissing]})
+	}
+	w.destroy()
 
 	// Applied on a cluster whose join is not Ready: a warning; a later change of values only checks nothing.
 	w.apply(app(waiting, "hello", "{ replicaCount = 1 }"))
@@ -117,6 +149,35 @@ func TestAccAppRoutePlanWarnings(t *testing.T) {
 	expect("cluster not joined", route("app-c", "site", "c.example.com"), map[string][]string{notJoined: {"cluster \"" + c + "\" of FleetApp " + ws + "/app-c is joined by no FleetClusterJoin"}})
 	expect("site missing", route("app-d", "hub", "d.example.com"), map[string][]string{noSite: {`site "nosite" of FleetClusterJoin ` + ws + "/jd"}})
 	expect("mode none", appRouteConfig(ws, "  app = \"nope\"\n  mode = \"none\""), nil)
+
+	// The same answers whatever order Terraform plans in: with a sibling route, declared either
+	// way, at -parallelism=1, and with the sibling renamed (replaced).
+	sibling := func(name string) string {
+		return fmt.Sprintf("resource \"fleet_app_route\" %q {\n  name = %q\n  workspace = %q\n  app = \"app-b\"\n  mode = \"site\"\n  host = %q\n  service = { name = \"hello\", port = 80 }\n}\n",
+			name, name, ws, name+".example.com")
+	}
+	subject := route("app-a", "hub", "shared.example.com")
+	taken := map[string][]string{hostTaken: {"FleetAppRoute " + ws + "/other on the hub already claims"}, noGateway: {chainA}}
+	withSibling := map[string][]string{hostTaken: taken[hostTaken], noGateway: taken[noGateway],
+		noWAN: {"FleetSite " + ws + "/bare"}, noEntry: {"FleetClusterJoin " + ws + "/jb joins"}}
+	w.apply(sibling("s"))
+	for _, v := range []struct {
+		name   string
+		blocks []string
+		args   []string
+		want   map[string][]string
+	}{
+		{"with a sibling", []string{subject, sibling("s")}, nil, taken},
+		{"declared in reverse", []string{sibling("s"), subject}, nil, taken},
+		{"-parallelism=1", []string{subject, sibling("s")}, []string{"-parallelism=1"}, taken},
+		{"reversed, -parallelism=1", []string{sibling("s"), subject}, []string{"-parallelism=1"}, taken},
+		// The new name is checked too: its site has no WAN path and its join no entry.
+		{"sibling renamed", []string{subject, sibling("s2")}, nil, withSibling},
+	} {
+		w.write(strings.Join(v.blocks, ""))
+		got, failed := w.diags(append([]string{"plan"}, v.args...)...)
+		expectWarnings(t, "host taken, "+v.name, got, failed, all, v.want)
+	}
 
 	w.apply(route("app-a", "hub", "a.example.com"))
 	if _, err := h.get("FleetAppRoute", "r"); err != nil {
