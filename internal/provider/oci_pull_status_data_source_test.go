@@ -241,4 +241,3 @@ func TestLoadPulls(t *testing.T) {
 		})
 	}
 }
-

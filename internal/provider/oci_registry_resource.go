@@ -187,12 +187,6 @@ var newOCIRegistryResource = hubresource.New[ociRegistryModel](hubresource.Kind[
 
 func validateOCIRegistry(_ context.Context, m *ociRegistryModel) diag.Diagnostics {
 	var diags diag.Diagnostics
-	if !m.Username.IsNull() && m.AgentUsername.IsNull() && !m.AgentUsesPushCreds.IsUnknown() && !m.AgentUsesPushCreds.ValueBool() {
-		diags.AddAttributeWarning(path.Root("agent_username"), "Clusters pull without credentials",
-			fmt.Sprintf("Registry %q has push credentials (username) but no agent credentials: the push credentials stay on the hub, and clusters "+
-				"pull from it without credentials. Set agent_username and agent_password_wo (a read-only account), or set "+
-				"agent_uses_push_credentials = true to deliver the push credentials to its clusters, as Rancher Fleet does.", m.Name.ValueString()))
-	}
 	for _, c := range ociRegistryCredentials {
 		value, version, user := c.value(m), c.version(m), c.user(m)
 		if !value.IsNull() && !value.IsUnknown() && user.IsNull() {
@@ -272,11 +266,29 @@ func flattenOCIRegistry(_ context.Context, obj *unstructured.Unstructured, m *oc
 	return diags
 }
 
+// warnNoAgentCredentials warns, when a plan creates a registry or changes its credentials, that a
+// registry with push credentials only is pulled from without credentials. Here, not in Validate,
+// which the CLIs run twice a plan.
+func warnNoAgentCredentials(c hubresource.PlanCheck[ociRegistryModel], diags *diag.Diagnostics) {
+	m := c.Plan
+	if m == nil || m.Username.IsNull() || !m.AgentUsername.IsNull() || m.AgentUsesPushCreds.IsUnknown() || m.AgentUsesPushCreds.ValueBool() {
+		return
+	}
+	if p := c.Prior; p != nil && !c.Replace && p.Username.Equal(m.Username) && p.AgentUsername.Equal(m.AgentUsername) && p.AgentUsesPushCreds.Equal(m.AgentUsesPushCreds) {
+		return
+	}
+	diags.AddAttributeWarning(path.Root("agent_username"), "Clusters pull without credentials",
+		fmt.Sprintf("Registry %q has push credentials (username) but no agent credentials: the push credentials stay on the hub, and clusters "+
+			"pull from it without credentials. Set agent_username and agent_password_wo (a read-only account), or set "+
+			"agent_uses_push_credentials = true to deliver the push credentials to its clusters, as Rancher Fleet does.", m.Name.ValueString()))
+}
+
 // checkOCIRegistryPlan judges one registry's change against the hub as it was when the plan
 // began: a second source registry is an error when no Terraform configuration manages the other
 // one, a warning when one does; destroying a registry that routes name is a warning naming them.
 func checkOCIRegistryPlan(ctx context.Context, c hubresource.PlanCheck[ociRegistryModel]) diag.Diagnostics {
 	var diags diag.Diagnostics
+	warnNoAgentCredentials(c, &diags)
 	inv := checkedWorkspace(ctx, c, "registry", &diags)
 	if inv == nil {
 		return diags

@@ -50,7 +50,9 @@ func TestAccTenantRole(t *testing.T) {
 	if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), crb.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), crb.Name, metav1.DeleteOptions{})
+	})
 
 	// The other workspace's registry, with its push credentials.
 	theirs := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "source", Namespace: other}, Type: OCIRegistrySecretType,
