@@ -53,6 +53,18 @@ type ClusterOCIStorageStatus struct {
 	// +optional
 	LastPull *metav1.Time `json:"lastPull,omitempty"`
 
+	// Pulls are the artifacts the cluster's agent was asked to pull for the workspace (by pull
+	// works and apps' charts), sorted by artifact, name and work, at most 100: what a tenant reads
+	// in its own namespace instead of the ManifestWorks in the cluster's.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=100
+	Pulls []ClusterPull `json:"pulls,omitempty"`
+
+	// PullsOmitted counts the pulls left out of pulls (beyond its 100).
+	// +optional
+	PullsOmitted int32 `json:"pullsOmitted,omitempty"`
+
 	// Conditions: Ready is True when the chain shown is the one delivered; False with reason
 	// NoRoute when no route matches, LastGoodChainKept when the new chain names a missing registry
 	// (the previous chain stays delivered), or DeliveryFailed.
@@ -60,6 +72,22 @@ type ClusterOCIStorageStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// ClusterPull is one artifact a cluster was asked to pull, and how it goes.
+type ClusterPull struct {
+	// Work is the ManifestWork, in the cluster's namespace on the hub, that asks for the pull.
+	Work string `json:"work"`
+	// Name is the OCIPull's name on the cluster.
+	Name string `json:"name"`
+	// Pull is what was asked: the artifact, by tag or digest.
+	Pull OCIPullSpec `json:"pull"`
+	// State is Pulled, WaitingForArtifact or Failed as the agent reports it for the pull asked
+	// for, or Unknown while no such report came back.
+	State string `json:"state"`
+	// Status is the agent's last report; when State is Unknown it may describe an earlier spec.
+	// +optional
+	Status *OCIPullStatus `json:"status,omitempty"`
 }
 
 // ClusterOCIStorage is the OCI storage routing of one cluster in one workspace: its route, its

@@ -22,7 +22,9 @@ const (
 	ShadowedCondition = "Shadowed"
 
 	// AgentCredentialsCondition (positive) is False when a registry of the chain has no agent
-	// credentials, so that its push credentials are delivered to clusters instead.
+	// credentials: its push credentials are delivered to clusters instead (the registry opted in,
+	// PushCredentialsDelivered), or the clusters pull from it without credentials
+	// (NoAgentCredentials).
 	AgentCredentialsCondition = "AgentCredentials"
 
 	// DeliveredCondition (positive) is True when every cluster the route wins has its chain in a
@@ -45,6 +47,7 @@ const (
 	ReasonShadowedByEarlier  = "ShadowedByEarlierRoutes"
 	ReasonAgentCredentials   = "AgentCredentialsOnly"
 	ReasonPushCredentials    = "PushCredentialsDelivered"
+	ReasonNoAgentCredentials = "NoAgentCredentials"
 	ReasonDelivered          = "Delivered"
 	ReasonNoClusters         = "NoClusters"
 	ReasonDeliveryFailed     = "DeliveryFailed"

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
+	"github.com/umkim/terraform-provider-fleet/internal/appwork"
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
 	"github.com/umkim/terraform-provider-fleet/internal/pullwork"
 )
@@ -40,12 +41,14 @@ func (r *PullStatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		return ctrl.Result{}, client.IgnoreNotFound(err) // the cluster has no route: nothing to show
 	}
 	var works workv1.ManifestWorkList
-	if err := r.List(ctx, &works, client.InNamespace(req.Name),
-		client.MatchingLabels{hub.WorkspaceLabel: req.Namespace, hub.ComponentLabel: pullwork.Component}); err != nil {
+	if err := r.List(ctx, &works, client.InNamespace(req.Name), client.MatchingLabels{hub.WorkspaceLabel: req.Namespace}); err != nil {
 		return ctrl.Result{}, err
 	}
 	var pulls []pullwork.Pull
 	for i := range works.Items {
+		if !carriesPulls(&works.Items[i]) {
+			continue
+		}
 		p, err := pullwork.Read(&works.Items[i])
 		if err != nil {
 			ctrl.LoggerFrom(ctx).Error(err, "skipping a pull work that does not decode", "work", works.Items[i].Name)
@@ -57,6 +60,7 @@ func (r *PullStatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	desired := obs.DeepCopy()
 	st := &desired.Status
 	st.Active, st.Pulled, st.Waiting, st.Failed, st.Unknown, st.LastPull = s.Active, s.Pulled, s.Waiting, s.Failed, s.Unknown, s.LastPull
+	st.Pulls, st.PullsOmitted = pullwork.Listed(pulls, maxListedPulls)
 	if equality.Semantic.DeepEqual(obs.Status, desired.Status) {
 		return ctrl.Result{}, nil
 	}
@@ -64,15 +68,25 @@ func (r *PullStatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	return ctrl.Result{}, r.Status().Patch(ctx, desired, client.MergeFrom(&obs))
 }
 
+// maxListedPulls bounds ClusterOCIStorage.status.pulls (its CRD's maxItems).
+const maxListedPulls = 100
+
+// carriesPulls selects the works whose OCIPulls a ClusterOCIStorage shows: pull works and apps'
+// works, which pull the chart.
+func carriesPulls(o client.Object) bool {
+	c := o.GetLabels()[hub.ComponentLabel]
+	return c == pullwork.Component || c == appwork.Component
+}
+
 // SetupWithManager registers the reconciler: a ClusterOCIStorage is summarised when it is created
-// and whenever a pull work of its cluster and workspace changes, status included.
+// and whenever a work carrying pulls of its cluster and workspace changes, status included.
 func (r *PullStatusReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("pull-status").
 		For(&v1alpha1.ClusterOCIStorage{}, builder.WithPredicates(predicate.Funcs{
 			UpdateFunc: func(event.UpdateEvent) bool { return false }, // status writes, its own included
 		})).
-		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(storageOfPullWork), builder.WithPredicates(component(pullwork.Component))).
+		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(storageOfPullWork), builder.WithPredicates(predicate.NewPredicateFuncs(carriesPulls))).
 		Complete(r)
 }
 

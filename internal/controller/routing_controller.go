@@ -353,8 +353,11 @@ func (r *RoutingReconciler) writeStatuses(ctx context.Context, ws *workspaceStat
 			reg, ok := ws.registries[name]
 			switch {
 			case ok:
-				if _, push := ocichain.Registry(name, reg); push {
+				switch _, creds := ocichain.Registry(name, reg); creds {
+				case ocichain.PushCredentials:
 					f.Push = append(f.Push, name)
+				case ocichain.NoCredentials:
+					f.Withheld = append(f.Withheld, name)
 				}
 			case slices.ContainsFunc(ws.inv.Invalid, func(i inventory.Invalid) bool { return i.Kind == "Secret" && i.Name == name }):
 				f.Unreadable = append(f.Unreadable, name)

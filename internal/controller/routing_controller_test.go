@@ -194,8 +194,8 @@ func TestRoutingWorkspace(t *testing.T) {
 		}
 		lab := v.route("lab")
 		cond := meta.FindStatusCondition(lab.Status.Conditions, v1alpha1.AgentCredentialsCondition)
-		if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != v1alpha1.ReasonPushCredentials || !strings.Contains(cond.Message, `"legacy"`) {
-			t.Errorf("route lab: AgentCredentials %+v, want False/%s naming legacy", cond, v1alpha1.ReasonPushCredentials)
+		if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != v1alpha1.ReasonNoAgentCredentials || !strings.Contains(cond.Message, `"legacy"`) {
+			t.Errorf("route lab: AgentCredentials %+v, want False/%s naming legacy", cond, v1alpha1.ReasonNoAgentCredentials)
 		}
 		if got := condition(v.route("eu").Status.Conditions, v1alpha1.AgentCredentialsCondition); got != "True/AgentCredentialsOnly" {
 			t.Errorf("route eu: AgentCredentials %s", got)
@@ -244,9 +244,28 @@ func TestRoutingWorkspace(t *testing.T) {
 			t.Errorf("eu-01: matchedBy %q wait %q", st.Status.MatchedBy, st.Status.ReplicationWait)
 		}
 		lab, _ := v.work("lab-sandbox")
-		if r := v.chain(lab).Registries[0]; r.Username != "legacy-user" || r.Password != fallbackPush || !r.BasicHTTP {
-			t.Errorf("lab-sandbox: a registry without agent credentials is delivered with its push credentials, got %+v", r)
+		if r := v.chain(lab).Registries[0]; r.Username != "" || r.Password != "" || r.AgentUsername != "" || !r.BasicHTTP || r.Reference != "legacy.example/fleet" {
+			t.Errorf("lab-sandbox: a registry with push credentials only is delivered without credentials, got %+v", r)
 		}
+	})
+
+	t.Run("push credentials reach clusters only when the registry opts in", func(t *testing.T) {
+		testkit.Update(t, c, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ws, Name: "legacy"}}, func(s *corev1.Secret) {
+			s.Data[registrysecret.KeyAgentUsesPushCredentials] = []byte("true")
+		})
+		testkit.Eventually(t, converge, "lab-sandbox's chain carries the push credentials", func() error {
+			w, err := v.work("lab-sandbox")
+			if err != nil {
+				return err
+			}
+			if r := v.chain(w).Registries[0]; r.Username != "legacy-user" || r.Password != fallbackPush {
+				return fmt.Errorf("registry %s: user %q", r.Name, r.Username)
+			}
+			if got := condition(v.route("lab").Status.Conditions, v1alpha1.AgentCredentialsCondition); got != "False/PushCredentialsDelivered" {
+				return fmt.Errorf("route lab: AgentCredentials %s", got)
+			}
+			return nil
+		})
 	})
 
 	t.Run("a registry change rewrites only the works whose chain names it", func(t *testing.T) {

@@ -21,7 +21,8 @@ type routeFacts struct {
 	Conflict            *routing.Conflict // the priority or default conflict the route is part of
 	Shadow              *routing.Shadow   // set when earlier routes win every cluster it selects
 	Matched             []string          // clusters that resolve to the route, sorted
-	Push                []string          // registries of its chain delivered with push credentials
+	Push                []string          // registries of its chain delivered with push credentials (opted in)
+	Withheld            []string          // registries of its chain with push credentials only, delivered without
 	Kept                int               // matched clusters that keep their last good chain
 	Failed              []string          // matched clusters whose delivery failed this time
 }
@@ -48,7 +49,7 @@ func routeStatus(route *v1alpha1.OCIStorageRoute, f routeFacts) v1alpha1.OCIStor
 	setRegistriesResolvedCondition(&st.Conditions, gen, f)
 	setPriorityConflictCondition(&st.Conditions, gen, f.Conflict)
 	setShadowedCondition(&st.Conditions, gen, f.Shadow)
-	setAgentCredentialsCondition(&st.Conditions, gen, f.Push)
+	setAgentCredentialsCondition(&st.Conditions, gen, f.Push, f.Withheld)
 	setDeliveredCondition(&st.Conditions, gen, f)
 	setReadyCondition(&st.Conditions, gen, len(f.Matched))
 	return st
@@ -97,14 +98,24 @@ func setShadowedCondition(conds *[]metav1.Condition, gen int64, s *routing.Shado
 			len(s.Claims), plural(len(s.Claims), "cluster", "clusters"), plural(len(names), "route", "routes"), quoted(names), plural(len(names), "es", "")))
 }
 
-func setAgentCredentialsCondition(conds *[]metav1.Condition, gen int64, push []string) {
-	if len(push) == 0 {
+func setAgentCredentialsCondition(conds *[]metav1.Condition, gen int64, push, withheld []string) {
+	switch {
+	case len(push) > 0:
+		setCondition(conds, gen, v1alpha1.AgentCredentialsCondition, false, v1alpha1.ReasonPushCredentials,
+			fmt.Sprintf("%s %s no agent credentials and %s in to Fleet's fallback (agentUsesPushCredentials), so %s push credentials are delivered to the route's clusters; "+
+				"set agentUsername and agentPassword (agent_username, agent_password_wo) on %s to keep them on the hub",
+				plural(len(push), "registry", "registries")+" "+quoted(push), plural(len(push), "has", "have"), plural(len(push), "opts", "opt"),
+				plural(len(push), "its", "their"), plural(len(push), "it", "them")))
+	case len(withheld) > 0:
+		setCondition(conds, gen, v1alpha1.AgentCredentialsCondition, false, v1alpha1.ReasonNoAgentCredentials,
+			fmt.Sprintf("%s %s push credentials only, which stay on the hub, so the route's clusters pull from %s without credentials; "+
+				"set agentUsername and agentPassword (agent_username, agent_password_wo) on %s, or opt in to delivering the push credentials "+
+				"(agentUsesPushCredentials, agent_uses_push_credentials = true)",
+				plural(len(withheld), "registry", "registries")+" "+quoted(withheld), plural(len(withheld), "has", "have"),
+				plural(len(withheld), "it", "them"), plural(len(withheld), "it", "them")))
+	default:
 		setCondition(conds, gen, v1alpha1.AgentCredentialsCondition, true, v1alpha1.ReasonAgentCredentials, "clusters receive agent (read-only) credentials only")
-		return
 	}
-	setCondition(conds, gen, v1alpha1.AgentCredentialsCondition, false, v1alpha1.ReasonPushCredentials,
-		fmt.Sprintf("%s %s no agent credentials, so %s push credentials are delivered to the route's clusters; set agentUsername and agentPassword (agent_username, agent_password) on %s",
-			plural(len(push), "registry", "registries")+" "+quoted(push), plural(len(push), "has", "have"), plural(len(push), "its", "their"), plural(len(push), "it", "them")))
 }
 
 func setDeliveredCondition(conds *[]metav1.Condition, gen int64, f routeFacts) {

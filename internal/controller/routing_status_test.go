@@ -72,7 +72,13 @@ func TestRouteStatus(t *testing.T) {
 			name:  "push credentials delivered is informational",
 			facts: routeFacts{Push: []string{"legacy", "old"}, Matched: []string{"c1"}},
 			want:  map[string]string{"Ready": "True/Ready", "AgentCredentials": "False/PushCredentialsDelivered"},
-			inMsg: map[string]string{"AgentCredentials": `registries "legacy", "old" have no agent credentials`},
+			inMsg: map[string]string{"AgentCredentials": `registries "legacy", "old" have no agent credentials and opt in`},
+		},
+		{
+			name:  "push credentials withheld is informational",
+			facts: routeFacts{Withheld: []string{"legacy"}, Matched: []string{"c1"}},
+			want:  map[string]string{"Ready": "True/Ready", "AgentCredentials": "False/NoAgentCredentials"},
+			inMsg: map[string]string{"AgentCredentials": `registry "legacy" has push credentials only, which stay on the hub`},
 		},
 		{
 			name:  "failed delivery",

@@ -34,20 +34,38 @@ type Chain struct {
 	Registries      []puller.Registry `json:"registries"`
 }
 
-// Registry turns a registry Secret of the hub into a chain entry for an agent: the agent
-// credentials only, or the push credentials when the registry has no agent credentials (push is
-// then true, and the caller must say so).
-func Registry(name string, r registrysecret.Registry) (entry puller.Registry, push bool) {
+// Credentials says which credentials a chain entry carries to the clusters.
+type Credentials int
+
+const (
+	// AgentCredentials: the registry's agent (read-only) credentials, or none when it has none at all.
+	AgentCredentials Credentials = iota
+	// PushCredentials: the push credentials, delivered because the registry opted in to Fleet's
+	// fallback (agentUsesPushCredentials) and has no agent credentials.
+	PushCredentials
+	// NoCredentials: the registry has push credentials only and did not opt in, so they stay on
+	// the hub and the clusters pull without credentials.
+	NoCredentials
+)
+
+// Registry turns a registry Secret of the hub into a chain entry for an agent. Push credentials
+// never leave the hub unless the registry opts in and has no agent credentials; the second result
+// says what the entry carries, which the caller must report.
+func Registry(name string, r registrysecret.Registry) (entry puller.Registry, creds Credentials) {
 	entry = puller.Registry{
 		Name: name, Reference: r.Reference, Role: r.Role, CACerts: r.CACerts,
 		InsecureSkipTLS: r.InsecureSkipTLS, BasicHTTP: r.BasicHTTP,
 		AgentUsername: r.AgentUsername, AgentPassword: puller.Secret(r.AgentPassword),
 	}
-	if r.AgentUsername == "" && r.AgentPassword == "" && (r.Username != "" || r.Password != "") {
+	switch {
+	case r.AgentUsername != "" || r.AgentPassword != "" || r.Username == "" && r.Password == "":
+		return entry, AgentCredentials
+	case r.AgentUsesPushCredentials:
 		entry.Username, entry.Password = r.Username, puller.Secret(r.Password)
-		push = true
+		return entry, PushCredentials
+	default:
+		return entry, NoCredentials
 	}
-	return entry, push
 }
 
 // Marshal encodes the chain document.

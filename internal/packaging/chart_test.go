@@ -390,6 +390,7 @@ func TestChartInSync(t *testing.T) {
 		t.Errorf("agent roles: %v: run make generate", err)
 	}
 	sameFile(t, agentSrc, filepath.Join(chartDir, "files", "agent-role.yaml"))
+	sameFile(t, filepath.Join(repoRoot, "config", "rbac", "tenant", "roles.yaml"), filepath.Join(chartDir, "files", "tenant-roles.yaml"))
 }
 
 // sameFile fails unless both files hold the same bytes or neither exists.

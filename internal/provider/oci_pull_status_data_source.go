@@ -3,11 +3,9 @@ package provider
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -16,11 +14,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
-	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
@@ -78,26 +74,22 @@ type pullCounts struct {
 	Unknown            types.Int64 `tfsdk:"unknown"`
 }
 
-// manifestWorkKind is OCM's ManifestWork, which carries pulls to a cluster (in the cluster's
-// namespace on the hub) and brings their status back.
-var manifestWorkKind = hub.Kind{GroupVersionResource: workv1.SchemeGroupVersion.WithResource("manifestworks"), Kind: "ManifestWork"}
-
 var namespaceKind = hub.Kind{GroupVersionResource: k8sschema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, Kind: "Namespace"}
 
 func (d *ociPullStatusDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Whether the workload clusters of a workspace have pulled the OCI artifacts they were asked to pull — the answer to " +
 			"\"is version X of artifact Y on cluster Z yet, and if not, why not?\".\n\n" +
-			"A pull is an `OCIPull` object that a ManifestWork (labelled with the workspace and `app.kubernetes.io/component=oci-pull`, in " +
-			"the cluster's namespace on the hub) puts on a workload cluster. The `fleet-controller agent` there pulls the artifact through " +
-			"the cluster's registry chain into its cache, and Open Cluster Management's status feedback brings the pull's status back into " +
-			"the ManifestWork on the hub, where this data source reads it: one entry of `pulls` per cluster and artifact asked for. Each " +
-			"entry also shows the route and chain the cluster pulls through, as `fleet-controller hub` reports them in the cluster's " +
-			"ClusterOCIStorage (the same values as `fleet_oci_chain` shows with `resolved_by = \"controller\"`).\n\n" +
+			"A pull is an `OCIPull` object that a ManifestWork of the workspace (a pull work, or a `fleet_app`'s work pulling its chart) puts " +
+			"on a workload cluster. The `fleet-controller agent` there pulls the artifact through the cluster's registry chain into its cache, " +
+			"Open Cluster Management's status feedback brings the pull's status back into the ManifestWork on the hub, and `fleet-controller hub` " +
+			"lists it in the cluster's ClusterOCIStorage in the workspace (at most 100 a cluster), where this data source reads it: one entry of " +
+			"`pulls` per cluster and artifact asked for, with the route and chain the cluster pulls through (the same values as " +
+			"`fleet_oci_chain` shows with `resolved_by = \"controller\"`).\n\n" +
 			"A status is shown only when it answers what is asked now: when a pull's spec changed and the cluster has not reported on the " +
 			"new one yet, or the cluster's agents are down, the pull's `state` is `Unknown` — never `Failed` — and its other status fields " +
-			"are null. The data source needs `fleet-controller`'s CRDs on the hub (they come with its Helm chart); it reads ManifestWorks " +
-			"in every cluster namespace unless `cluster` is set, so it needs permission to list ManifestWorks across namespaces.",
+			"are null. The data source needs `fleet-controller`'s CRDs on the hub (they come with its Helm chart) and reads only the " +
+			"workspace's namespace: the chart's `fleet-tenant` ClusterRole, bound in the workspace, is enough.",
 		Attributes: map[string]schema.Attribute{
 			"workspace": schema.StringAttribute{Required: true, MarkdownDescription: "Workspace (hub namespace) whose pulls to show."},
 			"cluster": schema.StringAttribute{Optional: true,
@@ -200,72 +192,44 @@ func (d *ociPullStatusDataSource) Read(ctx context.Context, req datasource.ReadR
 			fmt.Sprintf("Cluster %q has neither pulls nor a ClusterOCIStorage in workspace %s: it is not a member of a ManagedClusterSet bound "+
 				"to the workspace, or fleet-controller hub has not handled it yet. Check the cluster's name.", cluster, ws))
 	}
-	var noStorage []string
-	for _, r := range rows {
-		if _, ok := storages[r.Cluster.ValueString()]; !ok && !slices.Contains(noStorage, r.Cluster.ValueString()) {
-			noStorage = append(noStorage, r.Cluster.ValueString())
-		}
-	}
-	if len(noStorage) > 0 {
-		resp.Diagnostics.AddWarning("Route and chain unknown",
-			fmt.Sprintf("fleet-controller hub reports no route for cluster(s) %s in workspace %s (no ClusterOCIStorage with a Ready condition): "+
-				"it is not running, has not handled them yet, or they are not members of a ManagedClusterSet bound to the workspace. "+
-				"Their pulls are shown with route and chain empty.", strings.Join(noStorage, ", "), ws))
-	}
 	m.Pulls, m.Counts, m.Clusters, m.ClustersWithoutPulls = rows, &counts, types.Int64Value(int64(clusters)), idle
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
-// loadPulls reads the pulls of a workspace from its pull works (in cluster's namespace only, when
-// cluster is set, else in every namespace), and the controller's ClusterOCIStorage status of
-// each cluster. What the hub does not serve is an error that says what to install.
+// loadPulls reads the pulls of a workspace, of cluster only when it is set, and the route and
+// chain of each cluster, from the ClusterOCIStorages `fleet-controller hub` keeps in the
+// workspace: a tenant reads only its own namespace. What the hub does not serve is an error
+// that says what to install.
 func loadPulls(ctx context.Context, l hub.Lister, ws, cluster string, diags *diag.Diagnostics) ([]pullwork.Pull, map[string]v1alpha1.ClusterOCIStorageStatus) {
-	if _, served, err := listServed(ctx, l, clusterStorageKind, ws); err != nil {
+	items, served, err := listServed(ctx, l, clusterStorageKind, ws)
+	if err != nil {
 		diags.AddError("Cannot read the controller's view", fmt.Sprintf("Listing the ClusterOCIStorages of workspace %s failed: %v.", ws, err))
 		return nil, nil
 	} else if !served {
 		diags.AddError("fleet-controller's CRDs are not installed",
-			fmt.Sprintf("The hub does not serve ClusterOCIStorages (%s), where fleet-controller hub reports each cluster's route and chain. "+
+			fmt.Sprintf("The hub does not serve ClusterOCIStorages (%s), where fleet-controller hub reports each cluster's route, chain and pulls. "+
 				"Install fleet-controller on the hub: its Helm chart (charts/fleet-controller) installs the CRDs of %s, "+
 				"or apply them alone with `kubectl apply -f config/crd/bases`.", clusterStorageKind.GroupVersionResource, v1alpha1.GroupVersion.Group))
 		return nil, nil
 	}
-	storages := deliveries(ctx, l, ws, diags)
-
-	selector := labels.SelectorFromSet(labels.Set{hub.WorkspaceLabel: ws, hub.ComponentLabel: pullwork.Component}).String()
-	where := "every namespace"
-	if cluster != "" {
-		where = "namespace " + cluster
-	}
-	items, err := l.List(ctx, manifestWorkKind, cluster, selector)
-	switch {
-	case errors.Is(err, hub.ErrKindNotServed) || apierrors.IsNotFound(err):
-		diags.AddError("Not an Open Cluster Management hub",
-			fmt.Sprintf("The hub does not serve ManifestWorks (%s), which carry pulls to the clusters and their status back: "+
-				"install Open Cluster Management's hub (clusteradm init), or point the provider at an OCM hub.", manifestWorkKind.GroupVersionResource))
-		return nil, nil
-	case apierrors.IsForbidden(err):
-		diags.AddError("Cannot read the pull works",
-			fmt.Sprintf("Listing the ManifestWorks of workspace %s in %s is forbidden: %v. Grant the provider's identity list on "+
-				"manifestworks.%s there, or set cluster to read one cluster's namespace only.", ws, where, err, manifestWorkKind.Group))
-		return nil, nil
-	case err != nil:
-		diags.AddError("Cannot read the pull works", fmt.Sprintf("Listing the ManifestWorks of workspace %s in %s failed: %v.", ws, where, err))
-		return nil, nil
-	}
+	storages := map[string]v1alpha1.ClusterOCIStorageStatus{}
 	var pulls []pullwork.Pull
 	for i := range items {
-		var w workv1.ManifestWork
-		err := runtime.DefaultUnstructuredConverter.FromUnstructured(items[i].Object, &w)
-		var p []pullwork.Pull
-		if err == nil {
-			p, err = pullwork.Read(&w)
-		}
-		if err != nil {
-			diags.AddWarning("Unreadable pull work on the hub", fmt.Sprintf("ManifestWork %s/%s: %v. Its pulls are left out.", items[i].GetNamespace(), items[i].GetName(), err))
+		name := items[i].GetName()
+		var st v1alpha1.ClusterOCIStorageStatus
+		if (cluster != "" && name != cluster) || !readStatus(&items[i], &st, diags) {
 			continue
 		}
-		pulls = append(pulls, p...)
+		if meta.FindStatusCondition(st.Conditions, v1alpha1.ReadyCondition) != nil {
+			storages[name] = st
+		}
+		for _, cp := range st.Pulls {
+			pulls = append(pulls, pullwork.FromListed(name, cp))
+		}
+		if st.PullsOmitted > 0 {
+			diags.AddWarning("Pulls left out", fmt.Sprintf("Cluster %s has %d more pulls in workspace %s than its ClusterOCIStorage lists (%d); "+
+				"they are not shown. Filter by artifact, or see the cluster's ManifestWorks.", name, st.PullsOmitted, ws, len(st.Pulls)))
+		}
 	}
 	return pulls, storages
 }

@@ -49,6 +49,7 @@ type ociRegistryModel struct {
 	AgentUsername          types.String `tfsdk:"agent_username"`
 	AgentPasswordWO        types.String `tfsdk:"agent_password_wo"`
 	AgentPasswordWOVersion types.Int64  `tfsdk:"agent_password_wo_version"`
+	AgentUsesPushCreds     types.Bool   `tfsdk:"agent_uses_push_credentials"`
 	InsecureSkipTLS        types.Bool   `tfsdk:"insecure_skip_tls"`
 	BasicHTTP              types.Bool   `tfsdk:"basic_http"`
 	CACerts                types.String `tfsdk:"ca_certs"`
@@ -125,7 +126,7 @@ var newOCIRegistryResource = hubresource.New[ociRegistryModel](hubresource.Kind[
 		},
 		"username": schema.StringAttribute{
 			Optional:            true,
-			MarkdownDescription: "User for pushing (and for pulling when `agent_username` is not set).",
+			MarkdownDescription: "User for pushing. It stays on the hub: clusters pull with `agent_username`, or without credentials when it is not set, unless `agent_uses_push_credentials` is `true`.",
 		},
 		"password_wo": schema.StringAttribute{
 			Optional:            true,
@@ -139,7 +140,7 @@ var newOCIRegistryResource = hubresource.New[ociRegistryModel](hubresource.Kind[
 		},
 		"agent_username": schema.StringAttribute{
 			Optional:            true,
-			MarkdownDescription: "Read-only user the cluster agents pull with. Without it agents use `username`.",
+			MarkdownDescription: "Read-only user the cluster agents pull with. Without it agents pull without credentials (or with `username`, when `agent_uses_push_credentials` is `true`).",
 		},
 		"agent_password_wo": schema.StringAttribute{
 			Optional:            true,
@@ -150,6 +151,14 @@ var newOCIRegistryResource = hubresource.New[ociRegistryModel](hubresource.Kind[
 		"agent_password_wo_version": schema.Int64Attribute{
 			Optional:            true,
 			MarkdownDescription: "Change this number to send a changed `agent_password_wo` to the hub.",
+		},
+		"agent_uses_push_credentials": schema.BoolAttribute{
+			Optional: true,
+			Computed: true,
+			Default:  booldefault.StaticBool(false),
+			MarkdownDescription: "Deliver `username` and `password_wo` to the clusters this registry is routed to when it has no agent credentials: " +
+				"Rancher Fleet's behaviour, which gives every such cluster the right to push. Defaults to `false`: push credentials stay on the hub, " +
+				"and the registry's routes report `AgentCredentials` False (`NoAgentCredentials`). Prefer a read-only `agent_username`.",
 		},
 		"insecure_skip_tls": schema.BoolAttribute{
 			Optional:            true,
@@ -202,6 +211,7 @@ func expandOCIRegistry(_ context.Context, req hubresource.ExpandRequest[ociRegis
 	reg := registrysecret.Registry{
 		Reference: plan.Reference.ValueString(), Username: plan.Username.ValueString(), AgentUsername: plan.AgentUsername.ValueString(),
 		CACerts: plan.CACerts.ValueString(), BasicHTTP: plan.BasicHTTP.ValueBool(), InsecureSkipTLS: plan.InsecureSkipTLS.ValueBool(),
+		AgentUsesPushCredentials: plan.AgentUsesPushCreds.ValueBool(),
 	}
 	data := reg.Data()
 	var current map[string]string
@@ -247,6 +257,7 @@ func flattenOCIRegistry(_ context.Context, obj *unstructured.Unstructured, m *oc
 	reg := registrysecret.FromData("", data)
 	m.BasicHTTP = types.BoolValue(reg.BasicHTTP)
 	m.InsecureSkipTLS = types.BoolValue(reg.InsecureSkipTLS)
+	m.AgentUsesPushCreds = types.BoolValue(reg.AgentUsesPushCredentials)
 	if role, ok := obj.GetLabels()[OCIRegistryRoleLabel]; ok {
 		m.Role = types.StringValue(role)
 	} else {
@@ -255,11 +266,29 @@ func flattenOCIRegistry(_ context.Context, obj *unstructured.Unstructured, m *oc
 	return diags
 }
 
+// warnNoAgentCredentials warns, when a plan creates a registry or changes its credentials, that a
+// registry with push credentials only is pulled from without credentials. Here, not in Validate,
+// which the CLIs run twice a plan.
+func warnNoAgentCredentials(c hubresource.PlanCheck[ociRegistryModel], diags *diag.Diagnostics) {
+	m := c.Plan
+	if m == nil || m.Username.IsNull() || !m.AgentUsername.IsNull() || m.AgentUsesPushCreds.IsUnknown() || m.AgentUsesPushCreds.ValueBool() {
+		return
+	}
+	if p := c.Prior; p != nil && !c.Replace && p.Username.Equal(m.Username) && p.AgentUsername.Equal(m.AgentUsername) && p.AgentUsesPushCreds.Equal(m.AgentUsesPushCreds) {
+		return
+	}
+	diags.AddAttributeWarning(path.Root("agent_username"), "Clusters pull without credentials",
+		fmt.Sprintf("Registry %q has push credentials (username) but no agent credentials: the push credentials stay on the hub, and clusters "+
+			"pull from it without credentials. Set agent_username and agent_password_wo (a read-only account), or set "+
+			"agent_uses_push_credentials = true to deliver the push credentials to its clusters, as Rancher Fleet does.", m.Name.ValueString()))
+}
+
 // checkOCIRegistryPlan judges one registry's change against the hub as it was when the plan
 // began: a second source registry is an error when no Terraform configuration manages the other
 // one, a warning when one does; destroying a registry that routes name is a warning naming them.
 func checkOCIRegistryPlan(ctx context.Context, c hubresource.PlanCheck[ociRegistryModel]) diag.Diagnostics {
 	var diags diag.Diagnostics
+	warnNoAgentCredentials(c, &diags)
 	inv := checkedWorkspace(ctx, c, "registry", &diags)
 	if inv == nil {
 		return diags

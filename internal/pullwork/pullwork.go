@@ -14,8 +14,10 @@
 package pullwork
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -269,4 +271,33 @@ func Summarize(pulls []Pull) Summary {
 		}
 	}
 	return s
+}
+
+// Listed is pulls as a ClusterOCIStorage lists them: sorted by artifact, name and work, at most
+// limit, and how many were left out.
+func Listed(pulls []Pull, limit int) (listed []v1alpha1.ClusterPull, omitted int32) {
+	sorted := slices.Clone(pulls)
+	slices.SortFunc(sorted, func(a, b Pull) int {
+		return cmp.Or(cmp.Compare(a.Artifact(), b.Artifact()), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Work, b.Work))
+	})
+	for i, p := range sorted {
+		if i == limit {
+			return listed, int32(len(sorted) - limit)
+		}
+		cp := v1alpha1.ClusterPull{Work: p.Work, Name: p.Name, Pull: p.Spec, State: p.State()}
+		if p.Status.ObservedGeneration != 0 || p.Status.State != "" {
+			cp.Status = p.Status.DeepCopy()
+		}
+		listed = append(listed, cp)
+	}
+	return listed, 0
+}
+
+// FromListed is the pull a ClusterOCIStorage of cluster lists.
+func FromListed(cluster string, cp v1alpha1.ClusterPull) Pull {
+	p := Pull{Cluster: cluster, Work: cp.Work, Request: Request{Name: cp.Name, Spec: cp.Pull}, Fresh: cp.State != Unknown}
+	if cp.Status != nil {
+		p.Status = *cp.Status
+	}
+	return p
 }

@@ -30,6 +30,10 @@ const (
 	KeyBasicHTTP       = "basicHTTP"
 	KeyInsecureSkipTLS = "insecureSkipTLS"
 	KeyCACerts         = "cacerts"
+	// KeyAgentUsesPushCredentials ("true") opts a registry without agent credentials in to
+	// Fleet's fallback: its push credentials are delivered to the clusters it routes. Ours, not
+	// Fleet's (Fleet always falls back, and ignores the key).
+	KeyAgentUsesPushCredentials = "agentUsesPushCredentials"
 )
 
 // Registry is the content of one registry Secret. Empty strings are absent keys.
@@ -43,6 +47,9 @@ type Registry struct {
 	CACerts         string
 	BasicHTTP       bool
 	InsecureSkipTLS bool
+	// AgentUsesPushCredentials: clusters may pull with Username and Password when there are no
+	// agent credentials.
+	AgentUsesPushCredentials bool
 }
 
 // Is reports whether obj is a registry Secret.
@@ -87,15 +94,20 @@ func FromData(role string, data map[string]string) Registry {
 		CACerts:         data[KeyCACerts],
 		BasicHTTP:       flag(KeyBasicHTTP),
 		InsecureSkipTLS: flag(KeyInsecureSkipTLS),
+
+		AgentUsesPushCredentials: flag(KeyAgentUsesPushCredentials),
 	}
 }
 
-// Data returns the registry's keys, undecoded; empty strings are left out, the two flags are
-// always written.
+// Data returns the registry's keys, undecoded; empty strings are left out, the TLS and HTTP flags
+// are always written, the opt-in to push credentials only when set.
 func (r Registry) Data() map[string]string {
 	data := map[string]string{
 		KeyBasicHTTP:       strconv.FormatBool(r.BasicHTTP),
 		KeyInsecureSkipTLS: strconv.FormatBool(r.InsecureSkipTLS),
+	}
+	if r.AgentUsesPushCredentials {
+		data[KeyAgentUsesPushCredentials] = "true"
 	}
 	for k, v := range map[string]string{
 		KeyReference: r.Reference, KeyUsername: r.Username, KeyPassword: r.Password,
