@@ -197,22 +197,11 @@ func (r *AppReconciler) uninstall(ctx context.Context, app *v1alpha1.FleetApp) (
 	}
 	left := false
 	for _, name := range []string{appwork.NamesOf(app).Work, legacyAppNames(app).Work} {
-		var w workv1.ManifestWork
-		err := r.Get(ctx, types.NamespacedName{Namespace: app.Spec.Cluster, Name: name}, &w)
-		if apierrors.IsNotFound(err) {
-			continue
-		}
+		owned, err := deleteOwnedWork(ctx, r.Client, types.NamespacedName{Namespace: app.Spec.Cluster, Name: name}, appwork.Owner(app))
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		err = deleteWork(ctx, r.Client, &w, appwork.Owner(app))
-		if _, taken := nameTaken(err); taken {
-			continue
-		}
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		left = true
+		left = left || owned
 	}
 	if left {
 		return ctrl.Result{RequeueAfter: appRequeueDeleting}, nil

@@ -62,7 +62,7 @@ func (r *StorageSiteReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		// The works orphan what they made: the site keeps its storage cluster.
 		if controllerutil.ContainsFinalizer(&d, storageFinalizer) {
 			for _, key := range []types.NamespacedName{workKey, legacyKey} {
-				if err := r.deleteWork(ctx, &d, key); err != nil {
+				if _, err := deleteOwnedWork(ctx, r.Client, key, storagework.Owner(d.Namespace, d.Name)); err != nil {
 					return ctrl.Result{}, err
 				}
 			}
@@ -126,7 +126,7 @@ func (r *StorageSiteReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	if err == nil {
 		// The new work is written: the deployment's work of the legacy name goes (migration.go).
-		err = r.deleteWork(ctx, &d, legacyKey)
+		_, err = deleteOwnedWork(ctx, r.Client, legacyKey, storagework.Owner(d.Namespace, d.Name))
 	}
 	if err != nil {
 		setCondition(&st.Conditions, d.Generation, storagev1alpha2.DeliveredCondition, false, storagev1alpha2.ReasonDeliveryFailed,
@@ -254,19 +254,6 @@ func (r *StorageSiteReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&storagev1alpha2.StorageSiteDeployment{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(deploymentOfWork), builder.WithPredicates(component(storagework.Component))).
 		Complete(r)
-}
-
-// deleteWork deletes d's work of that key, if there is one and it is d's (checkOwner).
-func (r *StorageSiteReconciler) deleteWork(ctx context.Context, d *storagev1alpha2.StorageSiteDeployment, key types.NamespacedName) error {
-	var w workv1.ManifestWork
-	if err := r.Get(ctx, key, &w); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	err := deleteWork(ctx, r.Client, &w, storagework.Owner(d.Namespace, d.Name))
-	if _, taken := nameTaken(err); taken {
-		return nil // another's: left alone
-	}
-	return err
 }
 
 // deploymentOfWork maps a storage work to its StorageSiteDeployment.

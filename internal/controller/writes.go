@@ -143,6 +143,20 @@ func deleteWork(ctx context.Context, c client.Client, w *workv1.ManifestWork, ow
 	return client.IgnoreNotFound(c.Delete(ctx, w, client.Preconditions{UID: &w.UID, ResourceVersion: &w.ResourceVersion}))
 }
 
+// deleteOwnedWork deletes the work of key (read from the cache) when it is owner's (deleteWork);
+// owned says it was there and owner's, so deleted or being deleted. Another's is left alone.
+func deleteOwnedWork(ctx context.Context, c client.Client, key types.NamespacedName, owner string) (owned bool, err error) {
+	var w workv1.ManifestWork
+	if err := c.Get(ctx, key, &w); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	err = deleteWork(ctx, c, &w, owner)
+	if _, taken := nameTaken(err); taken {
+		return false, nil
+	}
+	return true, err
+}
+
 // nameTakenError says that a work of the name an object needs is another object's: nothing was
 // written to it. The object is not Ready, with reason v1alpha1.ReasonNameTaken and this message.
 type nameTakenError struct {
