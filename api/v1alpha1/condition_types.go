@@ -55,4 +55,8 @@ const (
 	// ReasonLastGoodChainKept: the cluster's new chain names a registry that is missing or
 	// unreadable, so the chain delivered before stays in place.
 	ReasonLastGoodChainKept = "LastGoodChainKept"
+	// ReasonNameTaken (Ready False, and Delivered False where there is one): what the hub would
+	// write for the object has a name already held by another object (its fleet.umkim.io/owner
+	// annotation names another, or none), so nothing is written; the message names the holder.
+	ReasonNameTaken = "NameTaken"
 )

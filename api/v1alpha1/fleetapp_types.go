@@ -121,7 +121,8 @@ type FleetAppStatus struct {
 	Message string `json:"message,omitempty"`
 
 	// Conditions: Delivered (the release request is in a ManifestWork the cluster applied) and
-	// Ready (the release is Deployed at the current generation).
+	// Ready (the release is Deployed at the current generation); both are False with reason
+	// NameTaken when the app's ManifestWork name is held by another object.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -104,7 +104,7 @@ type FleetAppRouteStatus struct {
 	Published string `json:"published,omitempty"`
 
 	// Conditions: Ready (the route is published as its mode says; reasons Published,
-	// AppNotFound, NotJoined, NoHubGateway, NoIngress, HostTaken, Unpublished).
+	// AppNotFound, NotJoined, NoHubGateway, NoIngress, HostTaken, NameTaken, Unpublished).
 	// +optional
 	// +listType=map
 	// +listMapKey=type

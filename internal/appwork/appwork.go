@@ -18,8 +18,6 @@
 package appwork
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 
@@ -41,31 +39,28 @@ const Component = "app"
 // Unknown is the phase of a release whose status has not come back for the work asked for.
 const Unknown = "Unknown"
 
-// maxName is the longest object name Kubernetes takes (a DNS subdomain).
-const maxName = 253
-
-// Name is prefix-workspace-name, cut to a hash-suffixed 253 characters when longer: the name of
-// an object that the hub writes for a workspace's object in a namespace shared by workspaces.
-func Name(prefix, workspace, name string) string {
-	return bounded(prefix+"-"+workspace+"-"+name, maxName)
+// Names are the names of what an app's work carries: the work in the cluster's namespace on the
+// hub, which is also the name of its OCIPull and FleetRelease in fleet-system, and the values
+// Secret beside them.
+type Names struct {
+	Work, ValuesSecret string
 }
 
-func bounded(s string, limit int) string {
-	if len(s) <= limit {
-		return s
+// NamesOf is the names of app's work: app.<workspace>.<name> and app-values.<workspace>.<name>
+// (v1alpha1.WorkspaceObjectName), which no other app of any workspace shares.
+func NamesOf(app *v1alpha1.FleetApp) Names {
+	return Names{
+		Work:         v1alpha1.WorkspaceObjectName(WorkPrefix, app.Namespace, app.Name, v1alpha1.MaxSubdomain),
+		ValuesSecret: v1alpha1.WorkspaceObjectName(ValuesPrefix, app.Namespace, app.Name, v1alpha1.MaxSubdomain),
 	}
-	sum := sha256.Sum256([]byte(s))
-	return s[:limit-11] + "-" + hex.EncodeToString(sum[:])[:10]
 }
 
-// WorkName is the name of app's work in its cluster's namespace, and of the OCIPull and the
-// FleetRelease it carries in fleet-system.
-func WorkName(app *v1alpha1.FleetApp) string { return Name("app", app.Namespace, app.Name) }
-
-// ValuesSecretName is the name of the values Secret the work carries to fleet-system.
-func ValuesSecretName(app *v1alpha1.FleetApp) string {
-	return bounded(Name("app", app.Namespace, app.Name), maxName-len("-values")) + "-values"
-}
+// Prefixes of the names of an app's objects, one per kind of object (a suffix on another
+// object's name could be the name of another app's).
+const (
+	WorkPrefix   = "app"
+	ValuesPrefix = "app-values"
+)
 
 // Owner is the hub.OwnerAnnotation value of app's work.
 func Owner(app *v1alpha1.FleetApp) string { return app.Namespace + "/" + app.Name }
@@ -83,10 +78,11 @@ var releasePaths = []workv1.JsonPath{
 	{Name: "message", Path: ".status.message"},
 }
 
-// New is the work that carries app's release of chart to the app's cluster. valuesSecret is the
-// Secret app.Spec.ValuesSecretRef names (nil when it names none); only the named key goes.
-func New(app *v1alpha1.FleetApp, chart *v1alpha1.FleetChart, valuesSecret *corev1.Secret) (*workv1.ManifestWork, error) {
-	name := WorkName(app)
+// New is the work that carries app's release of chart to the app's cluster, under names (NamesOf
+// but for a work adopted from before those names). valuesSecret is the Secret
+// app.Spec.ValuesSecretRef names (nil when it names none); only the named key goes.
+func New(app *v1alpha1.FleetApp, chart *v1alpha1.FleetChart, valuesSecret *corev1.Secret, names Names) (*workv1.ManifestWork, error) {
+	name := names.Work
 	w := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{
 		Name: name, Namespace: app.Spec.Cluster,
 		Labels:      map[string]string{hub.ManagedByLabel: hub.ControllerManager, hub.WorkspaceLabel: app.Namespace, hub.ComponentLabel: Component},
@@ -118,7 +114,7 @@ func New(app *v1alpha1.FleetApp, chart *v1alpha1.FleetChart, valuesSecret *corev
 		}
 		secret = &corev1.Secret{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-			ObjectMeta: metav1.ObjectMeta{Name: ValuesSecretName(app), Namespace: ocichain.Namespace},
+			ObjectMeta: metav1.ObjectMeta{Name: names.ValuesSecret, Namespace: ocichain.Namespace},
 			Type:       corev1.SecretTypeOpaque,
 			Data:       map[string][]byte{ref.Key: data},
 		}

@@ -61,12 +61,12 @@ func decoded(t *testing.T, w *workv1.ManifestWork) (pulls []v1alpha1.OCIPull, re
 }
 
 func TestNew(t *testing.T) {
-	w, err := New(app(false), chart("0.1.0", ""), nil)
+	w, err := New(app(false), chart("0.1.0", ""), nil, NamesOf(app(false)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.Name != "app-ws-web" || w.Namespace != "eu-01" {
-		t.Errorf("work %s/%s, want eu-01/app-ws-web", w.Namespace, w.Name)
+	if w.Name != "app.ws.web" || w.Namespace != "eu-01" {
+		t.Errorf("work %s/%s, want eu-01/app.ws.web", w.Namespace, w.Name)
 	}
 	if l := w.Labels; l[hub.ManagedByLabel] != hub.ControllerManager || l[hub.WorkspaceLabel] != "ws" || l[hub.ComponentLabel] != Component {
 		t.Errorf("labels %v", l)
@@ -79,11 +79,11 @@ func TestNew(t *testing.T) {
 		t.Fatalf("%d pulls, %d releases, %d secrets; want 1, 1, 0", len(pulls), len(releases), len(secrets))
 	}
 	p := pulls[0]
-	if p.Name != "app-ws-web" || p.Namespace != "fleet-system" || p.Spec != (v1alpha1.OCIPullSpec{Workspace: "ws", Repository: "charts/hello", Tag: "0.1.0"}) {
+	if p.Name != "app.ws.web" || p.Namespace != "fleet-system" || p.Spec != (v1alpha1.OCIPullSpec{Workspace: "ws", Repository: "charts/hello", Tag: "0.1.0"}) {
 		t.Errorf("pull %s/%s %+v", p.Namespace, p.Name, p.Spec)
 	}
 	r := releases[0]
-	if r.Namespace != "fleet-system" || len(r.Finalizers) != 1 || r.Finalizers[0] != v1alpha1.UninstallFinalizer {
+	if r.Name != "app.ws.web" || r.Namespace != "fleet-system" || len(r.Finalizers) != 1 || r.Finalizers[0] != v1alpha1.UninstallFinalizer {
 		t.Errorf("release %s/%s finalizers %v", r.Namespace, r.Name, r.Finalizers)
 	}
 	if r.Spec.Pull != p.Name || r.Spec.ReleaseName != "web" || r.Spec.Namespace != "shop" || string(r.Spec.Values.Raw) != `{"replicas":2}` || r.Spec.ValuesSecretRef != nil {
@@ -105,7 +105,7 @@ func TestNew(t *testing.T) {
 	}
 
 	// A pinned digest is pulled by digest, without the tag.
-	w, err = New(app(false), chart("0.1.0", digest), nil)
+	w, err = New(app(false), chart("0.1.0", digest), nil, NamesOf(app(false)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestNew(t *testing.T) {
 func TestNewValuesSecret(t *testing.T) {
 	src := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ws", Name: "web-values"},
 		Data: map[string][]byte{"values.yaml": []byte("password: s3cret\n"), "other": []byte("not carried")}}
-	w, err := New(app(true), chart("0.1.0", ""), src)
+	w, err := New(app(true), chart("0.1.0", ""), src, NamesOf(app(true)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,26 +126,61 @@ func TestNewValuesSecret(t *testing.T) {
 		t.Fatalf("%d secrets, want 1", len(secrets))
 	}
 	s := secrets[0]
-	if s.Name != "app-ws-web-values" || s.Namespace != "fleet-system" || len(s.Data) != 1 || string(s.Data["values.yaml"]) != "password: s3cret\n" {
+	if s.Name != "app-values.ws.web" || s.Namespace != "fleet-system" || len(s.Data) != 1 || string(s.Data["values.yaml"]) != "password: s3cret\n" {
 		t.Errorf("secret %s/%s with keys %d", s.Namespace, s.Name, len(s.Data))
 	}
 	if ref := releases[0].Spec.ValuesSecretRef; ref == nil || *ref != (v1alpha1.SecretKeyRef{Name: s.Name, Key: "values.yaml"}) {
 		t.Errorf("release valuesSecretRef %+v", ref)
 	}
 	delete(src.Data, "values.yaml")
-	if _, err := New(app(true), chart("0.1.0", ""), src); err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), `no key "values.yaml"`) {
+	if _, err := New(app(true), chart("0.1.0", ""), src, NamesOf(app(true))); err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), `no key "values.yaml"`) {
 		t.Errorf("missing key: %v", err)
 	}
 }
 
-func TestName(t *testing.T) {
-	long := strings.Repeat("n", 253)
-	a, b := Name("app", "ws", long), Name("app", "ws", long[:252]+"m")
-	if len(a) != 253 || a == b || !strings.HasPrefix(a, "app-ws-nnn") {
-		t.Errorf("bounded names %q, %q", a, b)
+// TestNewUnderGivenNames: an adopted work keeps every name it had (a renamed FleetRelease would
+// be deleted from the cluster, uninstalling the release).
+func TestNewUnderGivenNames(t *testing.T) {
+	src := &corev1.Secret{Data: map[string][]byte{"values.yaml": []byte("a: 1\n")}}
+	w, err := New(app(true), chart("0.1.0", ""), src, Names{Work: "app-ws-web", ValuesSecret: "app-ws-web-values"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := ValuesSecretName(&v1alpha1.FleetApp{ObjectMeta: metav1.ObjectMeta{Namespace: "ws", Name: long}}); len(got) != 253 || !strings.HasSuffix(got, "-values") {
-		t.Errorf("values secret name %q (%d)", got, len(got))
+	pulls, releases, secrets := decoded(t, w)
+	if w.Name != "app-ws-web" || pulls[0].Name != w.Name || releases[0].Name != w.Name || releases[0].Spec.Pull != w.Name ||
+		secrets[0].Name != "app-ws-web-values" || releases[0].Spec.ValuesSecretRef.Name != secrets[0].Name {
+		t.Errorf("work %s pull %s release %s (pull %s) secret %s", w.Name, pulls[0].Name, releases[0].Name, releases[0].Spec.Pull, secrets[0].Name)
+	}
+	if mc := w.Spec.ManifestConfigs[1].ResourceIdentifier; mc.Resource != "fleetreleases" || mc.Name != w.Name {
+		t.Errorf("release feedback rule names %+v", mc)
+	}
+}
+
+// TestNamesOf: apps of two workspaces whose legacy names were one (ws team-a's web, ws team's
+// a-web) get distinct works; no app's values Secret is another's work (a suffix on the work's
+// name could be); long names stay within 253 characters and distinct.
+func TestNamesOf(t *testing.T) {
+	named := func(ws, name string) *v1alpha1.FleetApp {
+		return &v1alpha1.FleetApp{ObjectMeta: metav1.ObjectMeta{Namespace: ws, Name: name}}
+	}
+	long := strings.Repeat("n", 253)
+	apps := []*v1alpha1.FleetApp{named("team-a", "web"), named("team", "a-web"), named("team-a", "web-values"), named("team", "a-web-values"),
+		named("ws", long), named("ws", long[:252]+"m")}
+	seen := map[string]string{}
+	for _, a := range apps {
+		n := NamesOf(a)
+		for _, name := range []string{n.Work, n.ValuesSecret} {
+			if other, dup := seen[name]; dup {
+				t.Errorf("%s/%s and %s both give %q", a.Namespace, a.Name[:min(len(a.Name), 12)], other, name)
+			}
+			seen[name] = a.Namespace + "/" + a.Name[:min(len(a.Name), 12)]
+			if len(name) > v1alpha1.MaxSubdomain {
+				t.Errorf("%q: %d characters", name, len(name))
+			}
+		}
+	}
+	if n := NamesOf(named("team-a", "web")); n != (Names{Work: "app.team-a.web", ValuesSecret: "app-values.team-a.web"}) {
+		t.Errorf("names %+v", n)
 	}
 }
 
@@ -161,7 +196,7 @@ func num(name string, v int64) workv1.FeedbackValue {
 // release's feedback (none when nil).
 func reportedWork(t *testing.T, gen, appliedGen int64, pull, release []workv1.FeedbackValue) *workv1.ManifestWork {
 	t.Helper()
-	w, err := New(app(false), chart("0.1.0", ""), nil)
+	w, err := New(app(false), chart("0.1.0", ""), nil, NamesOf(app(false)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,12 +68,17 @@ const appChartIndex = "appChart"
 // reports the pull's and the release's state from the work's feedback, and keeps each FleetChart's
 // status (the digest a cluster pulled, the number of apps naming it).
 //
+// The work is app.<workspace>.<app> (appwork.NamesOf), or the app's work of the legacy name,
+// which it adopts (migration.go). A work of that name that another object owns is never written:
+// the app is Pending, not Delivered and not Ready, with reason NameTaken naming the holder.
+//
 // Deleting an app deletes its work in the foreground; OCM's work agent then deletes the
 // FleetRelease on the cluster, whose finalizer has the agent uninstall the release first; the
 // app's finalizer goes once the work is gone. Deleting a chart leaves its apps installed.
 type AppReconciler struct {
 	client.Client
-	// Reader reads values Secrets, which the manager's cache (registry Secrets only) does not hold.
+	// Reader reads values Secrets, which the manager's cache (registry Secrets only) does not
+	// hold, and works that are not fleet-controller's (the cache holds only its own).
 	Reader client.Reader
 }
 
@@ -83,9 +88,8 @@ func (r *AppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if err := r.Get(ctx, req.NamespacedName, &app); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	workKey := types.NamespacedName{Namespace: app.Spec.Cluster, Name: appwork.WorkName(&app)}
 	if !app.DeletionTimestamp.IsZero() {
-		return r.uninstall(ctx, &app, workKey)
+		return r.uninstall(ctx, &app)
 	}
 	if !controllerutil.ContainsFinalizer(&app, appFinalizer) {
 		if err := patchFinalizers(ctx, r.Client, &app, kindApp, appFinalizer, controllerutil.AddFinalizer); err != nil {
@@ -136,15 +140,22 @@ func (r *AppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		return ctrl.Result{}, err
 	}
 
-	desired, err := appwork.New(&app, &chart, values)
+	names, observed, err := r.work(ctx, &app)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	var observed workv1.ManifestWork
-	if err := r.Get(ctx, workKey, &observed); client.IgnoreNotFound(err) != nil {
+	workKey := types.NamespacedName{Namespace: app.Spec.Cluster, Name: names.Work}
+	desired, err := appwork.New(&app, &chart, values, names)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
-	current, err := applyWork(ctx, r.Client, &observed, desired)
+	current, err := applyWork(ctx, r.Client, r.Reader, observed, desired)
+	if taken, ok := nameTaken(err); ok {
+		st.WorkName = ""
+		setCondition(&st.Conditions, gen, v1alpha1.DeliveredCondition, false, v1alpha1.ReasonNameTaken, taken.Error())
+		result.RequeueAfter = nameTakenRequeue
+		return pending(v1alpha1.ReasonNameTaken, taken.Error())
+	}
 	if err != nil {
 		msg := fmt.Sprintf("writing ManifestWork %s: %v", workKey, err)
 		setCondition(&st.Conditions, gen, v1alpha1.DeliveredCondition, false, v1alpha1.ReasonDeliveryFailed, msg)
@@ -158,27 +169,44 @@ func (r *AppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	return result, writeStatus(ctx, r.Client, &app, &app.Status, st, kindApp)
 }
 
-// uninstall deletes the app's work and waits until it is gone (its release uninstalled on the
-// cluster), then lets the app go.
-func (r *AppReconciler) uninstall(ctx context.Context, app *v1alpha1.FleetApp, workKey types.NamespacedName) (ctrl.Result, error) {
+// work is the names of app's work and the work of that name as the cache has it (no UID when
+// there is none): the legacy names while a work of the legacy name is the app's (adopted, see
+// migration.go), else appwork.NamesOf.
+func (r *AppReconciler) work(ctx context.Context, app *v1alpha1.FleetApp) (appwork.Names, *workv1.ManifestWork, error) {
+	legacy := legacyAppNames(app)
+	var w workv1.ManifestWork
+	err := r.Get(ctx, types.NamespacedName{Namespace: app.Spec.Cluster, Name: legacy.Work}, &w)
+	switch {
+	case err == nil && checkOwner(&w, appwork.Owner(app)) == nil:
+		return legacy, &w, nil
+	case client.IgnoreNotFound(err) != nil:
+		return legacy, nil, err
+	}
+	names := appwork.NamesOf(app)
+	w = workv1.ManifestWork{}
+	err = r.Get(ctx, types.NamespacedName{Namespace: app.Spec.Cluster, Name: names.Work}, &w)
+	return names, &w, client.IgnoreNotFound(err)
+}
+
+// uninstall deletes the app's works (the injective one and an adopted legacy one, never
+// another's) and waits until they are gone (the release uninstalled on the cluster), then lets
+// the app go.
+func (r *AppReconciler) uninstall(ctx context.Context, app *v1alpha1.FleetApp) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(app, appFinalizer) {
 		return ctrl.Result{}, nil
 	}
-	var w workv1.ManifestWork
-	err := r.Get(ctx, workKey, &w)
-	if apierrors.IsNotFound(err) {
-		return ctrl.Result{}, client.IgnoreNotFound(patchFinalizers(ctx, r.Client, app, kindApp, appFinalizer, controllerutil.RemoveFinalizer))
-	}
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if w.DeletionTimestamp.IsZero() {
-		Writes.WithLabelValues(kindWork, verbDelete).Inc()
-		if err := client.IgnoreNotFound(r.Delete(ctx, &w)); err != nil {
+	left := false
+	for _, name := range []string{appwork.NamesOf(app).Work, legacyAppNames(app).Work} {
+		owned, err := deleteOwnedWork(ctx, r.Client, types.NamespacedName{Namespace: app.Spec.Cluster, Name: name}, appwork.Owner(app))
+		if err != nil {
 			return ctrl.Result{}, err
 		}
+		left = left || owned
 	}
-	return ctrl.Result{RequeueAfter: appRequeueDeleting}, nil
+	if left {
+		return ctrl.Result{RequeueAfter: appRequeueDeleting}, nil
+	}
+	return ctrl.Result{}, client.IgnoreNotFound(patchFinalizers(ctx, r.Client, app, kindApp, appFinalizer, controllerutil.RemoveFinalizer))
 }
 
 // appStatus sets st from what the app's cluster reported through work: plain inputs, no I/O.

@@ -45,7 +45,7 @@ func TestAppStatus(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := &v1alpha1.FleetAppStatus{}
-			appStatus(st, 3, types.NamespacedName{Namespace: "eu-01", Name: "app-ws-web"}, tc.rep)
+			appStatus(st, 3, types.NamespacedName{Namespace: "eu-01", Name: "app.ws.web"}, tc.rep)
 			if st.Phase != tc.phase || !strings.Contains(st.Message, tc.message) {
 				t.Errorf("phase %s message %q, want %s containing %q", st.Phase, st.Message, tc.phase, tc.message)
 			}
@@ -57,7 +57,7 @@ func TestAppStatus(t *testing.T) {
 			if delivered == nil || (delivered.Status == "True") != tc.rep.Delivered {
 				t.Errorf("Delivered %+v", delivered)
 			}
-			if st.WorkName != "app-ws-web" {
+			if st.WorkName != "app.ws.web" {
 				t.Errorf("workName %q", st.WorkName)
 			}
 			if tc.rep.Release.Reported && st.Revision != 4 {

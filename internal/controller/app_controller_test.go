@@ -95,7 +95,7 @@ func (v appView) work(name string, check func(*workv1.ManifestWork) error) *work
 	v.t.Helper()
 	var w workv1.ManifestWork
 	testkit.Eventually(v.t, converge, "work of app "+name, func() error {
-		if err := v.c.Get(v.t.Context(), types.NamespacedName{Namespace: v.cluster, Name: "app-" + v.ws + "-" + name}, &w); err != nil {
+		if err := v.c.Get(v.t.Context(), types.NamespacedName{Namespace: v.cluster, Name: "app." + v.ws + "." + name}, &w); err != nil {
 			return err
 		}
 		if check != nil {
@@ -398,5 +398,5 @@ func TestAppsAndRoutesWithGeneratedRBAC(t *testing.T) {
 	}
 	v.gone(cm)
 	v.gone(w)
-	v.gone(&workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: "route-" + ws + "-web"}})
+	v.gone(&workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: "route." + ws + ".web"}})
 }

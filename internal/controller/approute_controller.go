@@ -27,7 +27,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
-	"github.com/umkim/terraform-provider-fleet/internal/appwork"
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
 )
 
@@ -49,6 +48,28 @@ const TraefikKey = "traefik.yaml"
 
 // RouteConfigMapName is the name of the hub gateway's ConfigMap of a route, in its namespace.
 func RouteConfigMapName(route string) string { return "fleet-route-" + route }
+
+// Names of what a route writes, none of which another (workspace, route) pair shares
+// (v1alpha1.WorkspaceObjectName): a prefix per kind of object.
+
+// RouteWorkName is the name of route's work in its app cluster's namespace on the hub:
+// route.<workspace>.<route>.
+func RouteWorkName(route *v1alpha1.FleetAppRoute) string {
+	return v1alpha1.WorkspaceObjectName("route", route.Namespace, route.Name, v1alpha1.MaxSubdomain)
+}
+
+// RouteIngressName is the name of route's Ingress in its app's namespace on the cluster, which
+// routes of other workspaces may share: route.<workspace>.<route>.
+func RouteIngressName(route *v1alpha1.FleetAppRoute) string {
+	return v1alpha1.WorkspaceObjectName("route", route.Namespace, route.Name, v1alpha1.MaxSubdomain)
+}
+
+// routeTLSSecretName is the Secret cert-manager fills for route's acmeIssuer:
+// route-tls.<workspace>.<route>, bounded to a label value, since cert-manager names the
+// Certificate after it and labels what it makes with that name.
+func routeTLSSecretName(route *v1alpha1.FleetAppRoute) string {
+	return v1alpha1.WorkspaceObjectName("route-tls", route.Namespace, route.Name, v1alpha1.MaxLabel)
+}
 
 // Reasons of a FleetAppRoute's Ready condition.
 const (
@@ -73,11 +94,13 @@ const (
 )
 
 // AppRouteReconciler publishes each FleetAppRoute as its mode says:
-//   - site: a ManifestWork in the app cluster's namespace carries an Ingress, named after the
-//     route, in the app's namespace on the cluster: host and path (Prefix) to the Service's port;
-//     tls.secretName in spec.tls, tls.acmeIssuer as the cert-manager.io/cluster-issuer annotation
-//     with the certificate in Secret <route>-tls. The cluster must be joined (a FleetClusterJoin of
-//     the workspace names it) and bound to an ingress entry of its site.
+//   - site: a ManifestWork route.<namespace>.<route> in the app cluster's namespace carries an
+//     Ingress route.<namespace>.<route> in the app's namespace on the cluster: host and path
+//     (Prefix) to the Service's port; tls.secretName in spec.tls, tls.acmeIssuer as the
+//     cert-manager.io/cluster-issuer annotation with the certificate in Secret
+//     route-tls.<namespace>.<route>. The cluster must be joined (a FleetClusterJoin of the
+//     workspace names it) and bound to an ingress entry of its site. A work of that name that
+//     another object owns is never written: the route is not Ready (NameTaken, naming the holder).
 //   - hub: the same Ingress (the site's ingress controller serves the host behind the hub), and a
 //     ConfigMap fleet-route-<route> in the route's namespace on the hub, labelled
 //     fleet.umkim.io/gateway=traefik, whose key traefik.yaml is a Traefik v3 dynamic-configuration
@@ -88,7 +111,8 @@ const (
 //     provider's directory (docs/guides/app-routes.md). The cluster's site must enable hubGateway.
 //   - none: nothing.
 //
-// What the route no longer wants (after a mode change, or on deletion) is deleted. Two routes
+// What the route no longer wants (after a mode change, or on deletion) is deleted: every route
+// work it owns but the one it publishes, a work of the legacy name included (migration.go). Two routes
 // claiming one host and path: the one created first (then by namespace/name) holds it, the other
 // publishes nothing and is not Ready (HostTaken, naming the holder).
 type AppRouteReconciler struct {
@@ -135,9 +159,14 @@ func (r *AppRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if err == nil && pub.work != nil {
 		var observed workv1.ManifestWork
 		if err = r.Get(ctx, client.ObjectKeyFromObject(pub.work), &observed); client.IgnoreNotFound(err) == nil {
-			_, err = applyWork(ctx, r.Client, &observed, pub.work)
+			_, err = applyWork(ctx, r.Client, r.Reader, &observed, pub.work)
 		}
 		st.Published = pub.work.Namespace + "/" + pub.work.Name
+		if taken, ok := nameTaken(err); ok {
+			st.Published = ""
+			setCondition(&st.Conditions, route.Generation, v1alpha1.ReadyCondition, false, v1alpha1.ReasonNameTaken, taken.Error())
+			return ctrl.Result{RequeueAfter: nameTakenRequeue}, writeStatus(ctx, r.Client, &route, &route.Status, st, kindAppRoute)
+		}
 	}
 	if err == nil && pub.configMap != nil {
 		err = r.applyConfigMap(ctx, pub.configMap)
@@ -199,7 +228,7 @@ func (r *AppRouteReconciler) publication(ctx context.Context, route *v1alpha1.Fl
 		}
 		pub.work = work
 		return pub, reasonPublished, fmt.Sprintf("Ingress %s/%s on cluster %s, through ingress entry %q of site %s",
-			app.Spec.Namespace, route.Name, app.Spec.Cluster, join.IngressID(), join.Spec.Site), nil
+			app.Spec.Namespace, RouteIngressName(route), app.Spec.Cluster, join.IngressID(), join.Spec.Site), nil
 	}
 
 	var site v1alpha1.FleetSite
@@ -223,7 +252,7 @@ func (r *AppRouteReconciler) publication(ctx context.Context, route *v1alpha1.Fl
 		return pub, "", "", err
 	}
 	pub.work, pub.configMap = work, cm
-	return pub, reasonPublished, fmt.Sprintf("hub gateway (Traefik) forwards to %s, where Ingress %s/%s of cluster %s serves it", address, app.Spec.Namespace, route.Name, app.Spec.Cluster), nil
+	return pub, reasonPublished, fmt.Sprintf("hub gateway (Traefik) forwards to %s, where Ingress %s/%s of cluster %s serves it", address, app.Spec.Namespace, RouteIngressName(route), app.Spec.Cluster), nil
 }
 
 // hostHolder is the route holding route's host and path: of the live routes that publish them,
@@ -295,7 +324,7 @@ func routeWork(route *v1alpha1.FleetAppRoute, app *v1alpha1.FleetApp) (*workv1.M
 	pathType := networkingv1.PathTypePrefix
 	ing := networkingv1.Ingress{
 		TypeMeta:   metav1.TypeMeta{APIVersion: networkingv1.SchemeGroupVersion.String(), Kind: "Ingress"},
-		ObjectMeta: metav1.ObjectMeta{Name: route.Name, Namespace: app.Spec.Namespace},
+		ObjectMeta: metav1.ObjectMeta{Name: RouteIngressName(route), Namespace: app.Spec.Namespace},
 		Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{Host: route.Spec.Host, IngressRuleValue: networkingv1.IngressRuleValue{
 			HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{Path: route.Spec.Path, PathType: &pathType,
 				Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: route.Spec.Service.Name,
@@ -305,7 +334,7 @@ func routeWork(route *v1alpha1.FleetAppRoute, app *v1alpha1.FleetApp) (*workv1.M
 	if tls := route.Spec.TLS; tls != nil {
 		secret := tls.SecretName
 		if tls.ACMEIssuer != "" {
-			secret = route.Name + "-tls"
+			secret = routeTLSSecretName(route)
 			ing.Annotations = map[string]string{"cert-manager.io/cluster-issuer": tls.ACMEIssuer}
 		}
 		ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{route.Spec.Host}, SecretName: secret}}
@@ -315,7 +344,7 @@ func routeWork(route *v1alpha1.FleetAppRoute, app *v1alpha1.FleetApp) (*workv1.M
 		return nil, err
 	}
 	return &workv1.ManifestWork{
-		ObjectMeta: metav1.ObjectMeta{Name: appwork.Name("route", route.Namespace, route.Name), Namespace: app.Spec.Cluster,
+		ObjectMeta: metav1.ObjectMeta{Name: RouteWorkName(route), Namespace: app.Spec.Cluster,
 			Labels:      map[string]string{hub.ManagedByLabel: hub.ControllerManager, hub.WorkspaceLabel: route.Namespace, hub.ComponentLabel: RouteComponent},
 			Annotations: map[string]string{hub.OwnerAnnotation: route.Namespace + "/" + route.Name}},
 		Spec: workv1.ManifestWorkSpec{Workload: workv1.ManifestsTemplate{Manifests: []workv1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}}}},
@@ -365,13 +394,13 @@ func (r *AppRouteReconciler) unpublish(ctx context.Context, route *v1alpha1.Flee
 	}
 	for i := range works.Items {
 		w := &works.Items[i]
-		if w.Annotations[hub.OwnerAnnotation] != route.Namespace+"/"+route.Name || !w.DeletionTimestamp.IsZero() ||
-			pub.work != nil && w.Namespace == pub.work.Namespace && w.Name == pub.work.Name {
+		if pub.work != nil && w.Namespace == pub.work.Namespace && w.Name == pub.work.Name {
 			continue
 		}
-		Writes.WithLabelValues(kindWork, verbDelete).Inc()
-		if err := client.IgnoreNotFound(r.Delete(ctx, w)); err != nil {
-			return err
+		if err := deleteWork(ctx, r.Client, w, route.Namespace+"/"+route.Name); err != nil {
+			if _, taken := nameTaken(err); !taken {
+				return err
+			}
 		}
 	}
 	if pub.configMap != nil {

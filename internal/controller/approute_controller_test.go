@@ -65,7 +65,7 @@ func (v routeView) ingress(name string) networkingv1.Ingress {
 	var ing networkingv1.Ingress
 	testkit.Eventually(v.t, converge, "work of route "+name, func() error {
 		var w workv1.ManifestWork
-		if err := v.c.Get(v.t.Context(), types.NamespacedName{Namespace: v.cluster, Name: "route-" + v.ws + "-" + name}, &w); err != nil {
+		if err := v.c.Get(v.t.Context(), types.NamespacedName{Namespace: v.cluster, Name: "route." + v.ws + "." + name}, &w); err != nil {
 			return err
 		}
 		if l := w.Labels; l[hub.ManagedByLabel] != hub.ControllerManager || l[hub.WorkspaceLabel] != v.ws || l[hub.ComponentLabel] != controller.RouteComponent {
@@ -111,7 +111,7 @@ func TestRoutes(t *testing.T) {
 		&v1alpha1.FleetClusterJoin{ObjectMeta: metav1.ObjectMeta{Namespace: ws, Name: cluster},
 			Spec: v1alpha1.FleetClusterJoinSpec{Cluster: cluster, Site: "berlin", Edge: &v1alpha1.ClusterJoinEdge{IngressID: "wan"}}},
 		v.route("web", "web", v1alpha1.RouteSite, "shop.example.com", &v1alpha1.RouteTLS{ACMEIssuer: "letsencrypt"}))
-	work := cluster + "/route-" + ws + "-web"
+	work := cluster + "/route." + ws + ".web"
 	v.routeIs("web", "True/Published", work, "https://shop.example.com/", `ingress entry "wan"`)
 	var got v1alpha1.FleetAppRoute
 	if err := c.Get(ctx, types.NamespacedName{Namespace: ws, Name: "web"}, &got); err != nil || got.Status.Cluster != cluster {
@@ -120,11 +120,11 @@ func TestRoutes(t *testing.T) {
 	ing := v.ingress("web")
 	rule := ing.Spec.Rules[0]
 	p := rule.HTTP.Paths[0]
-	if ing.Name != "web" || ing.Namespace != "shop" || rule.Host != "shop.example.com" || p.Path != "/" || *p.PathType != networkingv1.PathTypePrefix ||
+	if ing.Name != "route."+ws+".web" || ing.Namespace != "shop" || rule.Host != "shop.example.com" || p.Path != "/" || *p.PathType != networkingv1.PathTypePrefix ||
 		p.Backend.Service.Name != "web" || p.Backend.Service.Port.Number != 8080 {
 		t.Errorf("ingress %s/%s rule %+v path %+v", ing.Namespace, ing.Name, rule, p)
 	}
-	if ing.Annotations["cert-manager.io/cluster-issuer"] != "letsencrypt" || len(ing.Spec.TLS) != 1 || ing.Spec.TLS[0].SecretName != "web-tls" ||
+	if ing.Annotations["cert-manager.io/cluster-issuer"] != "letsencrypt" || len(ing.Spec.TLS) != 1 || ing.Spec.TLS[0].SecretName != "route-tls."+ws+".web" ||
 		strings.Join(ing.Spec.TLS[0].Hosts, ",") != "shop.example.com" {
 		t.Errorf("ingress TLS %+v annotations %v", ing.Spec.TLS, ing.Annotations)
 	}
@@ -134,7 +134,7 @@ func TestRoutes(t *testing.T) {
 	route := v.route("web", "", "", "", nil)
 	testkit.Update(t, c, route, func(r *v1alpha1.FleetAppRoute) { r.Spec.Mode = v1alpha1.RouteNone })
 	v.routeIs("web", "True/Unpublished", "", "")
-	v.gone(&workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: "route-" + ws + "-web"}})
+	v.gone(&workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: "route." + ws + ".web"}})
 
 	// None → hub: refused until the site enables its hub gateway.
 	testkit.Update(t, c, route, func(r *v1alpha1.FleetAppRoute) {
@@ -211,7 +211,7 @@ func TestRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	v.gone(route)
-	v.routeIs("web-copy", "True/Published", cluster+"/route-"+ws+"-web-copy", "http://shop.example.com/")
-	v.gone(&workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: "route-" + ws + "-web"}})
+	v.routeIs("web-copy", "True/Published", cluster+"/route."+ws+".web-copy", "http://shop.example.com/")
+	v.gone(&workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: "route." + ws + ".web"}})
 	t.Logf("done in %v", time.Since(start))
 }

@@ -49,7 +49,7 @@ var Reconcilers = map[string]func(ctrl.Manager, Options) error{
 		return (&PullStatusReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
 	},
 	"storage-site": func(mgr ctrl.Manager, _ Options) error {
-		return (&StorageSiteReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
+		return (&StorageSiteReconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}).SetupWithManager(mgr)
 	},
 	"sites": func(mgr ctrl.Manager, _ Options) error {
 		return (&SiteReconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}).SetupWithManager(mgr)

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	storagev1alpha2 "github.com/umkim/terraform-provider-fleet/api/storage/v1alpha2"
+	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/storagework"
 )
 
@@ -39,8 +40,14 @@ const (
 // (internal/storagework) and projects the site's draft, StorageCluster and nodes back into its
 // status. It is the hub side of the simplyblock operator's StorageSiteDeployment: run it only on
 // a hub where that operator does not run its own (--controllers without storage-site).
+//
+// The work is sbsd.<namespace>.<name> (storagework.WorkName); one of that name that another
+// object owns is never written (the request is Pending, not Delivered, not Ready: NameTaken,
+// naming the holder), and the request's work of the legacy name is replaced (migration.go).
 type StorageSiteReconciler struct {
 	client.Client
+	// Reader reads works that are not fleet-controller's, which the manager does not cache.
+	Reader client.Reader
 }
 
 // Reconcile delivers one request and reports what its site answered.
@@ -50,13 +57,14 @@ func (r *StorageSiteReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	workKey := types.NamespacedName{Namespace: d.Spec.Cluster, Name: storagework.WorkName(d.Namespace, d.Name)}
+	legacyKey := types.NamespacedName{Namespace: d.Spec.Cluster, Name: legacyStorageWorkName(d.Namespace, d.Name)}
 	if !d.DeletionTimestamp.IsZero() {
-		// The work orphans what it made: the site keeps its storage cluster.
+		// The works orphan what they made: the site keeps its storage cluster.
 		if controllerutil.ContainsFinalizer(&d, storageFinalizer) {
-			w := &workv1.ManifestWork{}
-			w.Namespace, w.Name = workKey.Namespace, workKey.Name
-			if err := client.IgnoreNotFound(r.Delete(ctx, w)); err != nil {
-				return ctrl.Result{}, err
+			for _, key := range []types.NamespacedName{workKey, legacyKey} {
+				if _, err := deleteOwnedWork(ctx, r.Client, key, storagework.Owner(d.Namespace, d.Name)); err != nil {
+					return ctrl.Result{}, err
+				}
 			}
 			return ctrl.Result{}, patchFinalizers(ctx, r.Client, &d, kindStorageSite, storageFinalizer, controllerutil.RemoveFinalizer)
 		}
@@ -81,15 +89,22 @@ func (r *StorageSiteReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, err
 	}
 
-	var observed workv1.ManifestWork
-	var report storagework.Report
-	err = r.Get(ctx, workKey, &observed)
-	switch {
-	case apierrors.IsNotFound(err):
-	case err != nil:
+	// What the site reported: through the work, or, until there is one, through the request's
+	// work of the legacy name; never through another's.
+	var observed, legacy workv1.ManifestWork
+	if err := r.Get(ctx, workKey, &observed); client.IgnoreNotFound(err) != nil {
 		return ctrl.Result{}, err
-	default:
-		if report, err = storagework.Read(&observed); err != nil {
+	}
+	from := &observed
+	if observed.UID == "" {
+		if err := r.Get(ctx, legacyKey, &legacy); client.IgnoreNotFound(err) != nil {
+			return ctrl.Result{}, err
+		}
+		from = &legacy
+	}
+	var report storagework.Report
+	if from.UID != "" && checkOwner(from, storagework.Owner(d.Namespace, d.Name)) == nil {
+		if report, err = storagework.Read(from); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -102,7 +117,18 @@ func (r *StorageSiteReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, err
 	}
 	st := storageStatus(&d, report, workKey.Name)
-	if _, err := applyWork(ctx, r.Client, &observed, desired); err != nil {
+	_, err = applyWork(ctx, r.Client, r.Reader, &observed, desired)
+	if taken, ok := nameTaken(err); ok {
+		st.WorkName, st.Phase, st.Message = "", storagev1alpha2.PhasePending, taken.Error()
+		setCondition(&st.Conditions, d.Generation, storagev1alpha2.DeliveredCondition, false, v1alpha1.ReasonNameTaken, taken.Error())
+		setCondition(&st.Conditions, d.Generation, storagev1alpha2.ReadyCondition, false, v1alpha1.ReasonNameTaken, taken.Error())
+		return ctrl.Result{RequeueAfter: nameTakenRequeue}, writeStatus(ctx, r.Client, &d, &d.Status, st, kindStorageSite)
+	}
+	if err == nil {
+		// The new work is written: the deployment's work of the legacy name goes (migration.go).
+		_, err = deleteOwnedWork(ctx, r.Client, legacyKey, storagework.Owner(d.Namespace, d.Name))
+	}
+	if err != nil {
 		setCondition(&st.Conditions, d.Generation, storagev1alpha2.DeliveredCondition, false, storagev1alpha2.ReasonDeliveryFailed,
 			fmt.Sprintf("writing ManifestWork %s: %v", workKey, err))
 		return ctrl.Result{}, errors.Join(err, writeStatus(ctx, r.Client, &d, &d.Status, st, kindStorageSite))

@@ -43,7 +43,7 @@ func TestStorageStatus(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			d := &storagev1alpha2.StorageSiteDeployment{ObjectMeta: metav1.ObjectMeta{Name: "site-a", Namespace: "storage", Generation: 2},
 				Spec: storagev1alpha2.StorageSiteDeploymentSpec{Cluster: "eu-01", DraftName: "site-draft", Approved: tc.approved}}
-			st := storageStatus(d, tc.rep, "sbsd-storage-site-a")
+			st := storageStatus(d, tc.rep, "sbsd.storage.site-a")
 			if st.Phase != tc.phase || !strings.Contains(st.Message, tc.message) {
 				t.Errorf("phase %s message %q, want %s containing %q", st.Phase, st.Message, tc.phase, tc.message)
 			}
@@ -53,7 +53,7 @@ func TestStorageStatus(t *testing.T) {
 					t.Errorf("%s: %+v, want %s", typ, c, tc.want[i])
 				}
 			}
-			if st.ObservedGeneration != 2 || st.WorkName != "sbsd-storage-site-a" {
+			if st.ObservedGeneration != 2 || st.WorkName != "sbsd.storage.site-a" {
 				t.Errorf("observedGeneration %d work %q", st.ObservedGeneration, st.WorkName)
 			}
 			if (st.Draft != nil) != tc.rep.Draft.Exists || (st.StorageCluster != nil) != (tc.rep.Storage.Name != "") {

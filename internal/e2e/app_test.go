@@ -183,7 +183,7 @@ func TestAppThroughTheFleet(t *testing.T) {
 		create(route)
 		ingress := func() (*networkingv1.Ingress, error) {
 			var ing networkingv1.Ingress
-			return &ing, spoke.Get(ctx, client.ObjectKey{Namespace: "hello", Name: "hello"}, &ing)
+			return &ing, spoke.Get(ctx, client.ObjectKey{Namespace: "hello", Name: "route." + pullWS + ".hello"}, &ing)
 		}
 		hubConfig := func() (*corev1.ConfigMap, error) {
 			var cm corev1.ConfigMap

@@ -18,9 +18,10 @@ const (
 
 // What the apps and app-routes reconcilers mark their objects with.
 const (
-	// OwnerAnnotation names, as <namespace>/<name>, the FleetApp or FleetAppRoute a ManifestWork
-	// carries: the work lives in the cluster's namespace, where no owner reference can point, and
-	// a name of up to 253 characters does not fit a label.
+	// OwnerAnnotation names, as <namespace>/<name>, the FleetApp, FleetAppRoute or
+	// StorageSiteDeployment a ManifestWork carries: the work lives in the cluster's namespace,
+	// where no owner reference can point, and a name of up to 253 characters does not fit a
+	// label. fleet-controller updates or deletes a work only when it names the object at hand.
 	OwnerAnnotation = "fleet.umkim.io/owner"
 	// GatewayLabel marks the hub ConfigMaps that the hub's gateway reads its routes from.
 	GatewayLabel = "fleet.umkim.io/gateway"

@@ -151,7 +151,7 @@ func ssdValue(path ...any) tfjsonpath.Path {
 }
 
 var onlineStatus = map[string]any{
-	"phase": "Online", "message": "The storage cluster is online.", "workName": "sbsd-site-a",
+	"phase": "Online", "message": "The storage cluster is online.", "workName": "sbsd.storage.site-a",
 	"draft": map[string]any{"name": "site-draft", "phase": "Expanded", "approved": true, "nodeRefs": []any{"w1", "w2"},
 		"cluster":  map[string]any{"name": "a", "vcpuCount": 4, "minHugePagesSize": "8G"},
 		"nodeSets": []any{map[string]any{"name": "set-0", "groups": []any{map[string]any{"name": "g0", "workers": []any{"w1", "w2"}, "devices": map[string]any{"nvme": []any{"0000:00:04.0"}}}}}}},

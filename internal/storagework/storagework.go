@@ -26,6 +26,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	storagev1alpha2 "github.com/umkim/terraform-provider-fleet/api/storage/v1alpha2"
+	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
 )
 
@@ -59,8 +60,17 @@ type Request struct {
 	Approved         bool
 }
 
-// WorkName is the name of the deployment's work in its site's namespace.
-func WorkName(namespace, name string) string { return "sbsd-" + namespace + "-" + name }
+// WorkPrefix is the prefix of the name of a deployment's work.
+const WorkPrefix = "sbsd"
+
+// WorkName is the name of the deployment's work in its site's namespace: sbsd.<namespace>.<name>
+// (v1alpha1.WorkspaceObjectName), which no other deployment of any namespace shares.
+func WorkName(namespace, name string) string {
+	return v1alpha1.WorkspaceObjectName(WorkPrefix, namespace, name, v1alpha1.MaxSubdomain)
+}
+
+// Owner is the hub.OwnerAnnotation value of a deployment's work: <namespace>/<name>.
+func Owner(namespace, name string) string { return namespace + "/" + name }
 
 // RunName is the name of the OperatorOps that runs r's discovery: a new one for every change of
 // what it discovers.
@@ -76,6 +86,7 @@ func New(r Request, last Report) (*workv1.ManifestWork, error) {
 		Name: WorkName(r.Namespace, r.Name), Namespace: r.Cluster,
 		Labels: map[string]string{hub.ManagedByLabel: hub.ControllerManager, hub.ComponentLabel: Component,
 			DeploymentNamespaceLabel: r.Namespace, DeploymentNameLabel: r.Name},
+		Annotations: map[string]string{hub.OwnerAnnotation: Owner(r.Namespace, r.Name)},
 	}}
 	// Deleting the request never tears the storage down: the site keeps what the work made.
 	w.Spec.DeleteOption = &workv1.DeleteOption{PropagationPolicy: workv1.DeletePropagationPolicyTypeOrphan}

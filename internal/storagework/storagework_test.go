@@ -31,8 +31,11 @@ func TestNewFollowsTheSite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.Name != "sbsd-storage-site-a" || w.Namespace != "eu-01" || w.Spec.DeleteOption.PropagationPolicy != workv1.DeletePropagationPolicyTypeOrphan {
+	if w.Name != "sbsd.storage.site-a" || w.Namespace != "eu-01" || w.Spec.DeleteOption.PropagationPolicy != workv1.DeletePropagationPolicyTypeOrphan {
 		t.Errorf("work %s/%s delete %v", w.Namespace, w.Name, w.Spec.DeleteOption)
+	}
+	if got := w.Annotations["fleet.umkim.io/owner"]; got != "storage/site-a" {
+		t.Errorf("owner annotation %q, want storage/site-a", got)
 	}
 	kinds, objs := manifests(t, w)
 	if !slices.Equal(kinds, []string{"OperatorOps", "ClusterDeploymentConfig"}) {

@@ -191,6 +191,8 @@ type StorageSiteDeploymentStatus struct {
 
 	// Conditions: Delivered (the work is applied on the site), Discovered (the draft names
 	// nodes), Approved (the site's draft is approved), Ready (the storage cluster is Online).
+	// Delivered and Ready are False with reason NameTaken when the request's ManifestWork name is
+	// held by another object.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
