@@ -52,4 +52,13 @@ const (
 	// ReasonLastGoodChainKept: the cluster's new chain names a registry that is missing or
 	// unreadable, so the chain delivered before stays in place.
 	ReasonLastGoodChainKept = "LastGoodChainKept"
+
+	// ReasonNotBound (Ready False; Delivered or Joined False too): the cluster the object names
+	// is in no ManagedClusterSet bound to the object's workspace by a ManagedClusterSetBinding, so
+	// the hub writes nothing for it there (no work, no label). Used by FleetApp, FleetAppRoute,
+	// FleetClusterJoin and StorageSiteDeployment; the message names the sets to bind.
+	ReasonNotBound = "NotBound"
+	// ReasonLabelConflict (Joined False): a label the join would set already has another value,
+	// set by hand or by another join; the join leaves it and names it and its value.
+	ReasonLabelConflict = "LabelConflict"
 )
