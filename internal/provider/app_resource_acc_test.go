@@ -95,7 +95,7 @@ func TestAccChart_lifecycle(t *testing.T) {
 // on the hub, for app and route tests whose plans should be free of warnings.
 func appHub(t *testing.T) (h *siteHub, ws, cluster string) {
 	ws = testWorkspace(t, testHub(t))
-	cluster = newHubFixtures(t, ws).Cluster("a", "", nil)
+	cluster = newHubFixtures(t, ws).Usable("a")
 	h = newSiteHub(t, ws)
 	h.create("FleetSite", "berlin", false, map[string]any{
 		"edge":       map[string]any{"ingress": []any{map[string]any{"id": "proxy", "method": "reverse_proxy", "address": "edge.example.com"}}},
@@ -345,7 +345,7 @@ func TestAccAppRoute_lifecycle(t *testing.T) {
 func TestAccAppRoute_planErrors(t *testing.T) {
 	ws := testWorkspace(t, testHub(t))
 	f := newHubFixtures(t, ws)
-	a, b := f.Cluster("a", "", nil), f.Cluster("b", "", nil)
+	a, b := f.Usable("a"), f.Usable("b")
 	h := newSiteHub(t, ws)
 	h.create("FleetSite", "kubectl-site", false, map[string]any{"edge": map[string]any{"ingress": []any{
 		map[string]any{"id": "proxy", "method": "reverse_proxy", "address": "edge.example.com"}}}})
@@ -451,7 +451,7 @@ func TestAccAppPlan_listsEachKindOnce(t *testing.T) {
 // checked (no diagnostic), where the same route with them known fails on both checks.
 func TestAccAppRoutePlan_unknownSkips(t *testing.T) {
 	ws := testWorkspace(t, testHub(t))
-	a := newHubFixtures(t, ws).Cluster("a", "", nil)
+	a := newHubFixtures(t, ws).Usable("a")
 	h := newSiteHub(t, ws)
 	h.create("FleetSite", "kubectl-site", false, map[string]any{"edge": map[string]any{"ingress": []any{
 		map[string]any{"id": "proxy", "method": "reverse_proxy", "address": "edge.example.com"}}}})

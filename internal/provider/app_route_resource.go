@@ -293,13 +293,21 @@ func checkRouteMode(ctx context.Context, c hubresource.PlanCheck[appRouteModel],
 		return
 	}
 	cluster, _, _ := unstructured.NestedString(app.Object, "spec", "cluster")
+	if !checkClusterBound(ctx, c, fmt.Sprintf("FleetAppRoute %s publishes app %s of cluster %q", id, appName, cluster), path.Root("app"), cluster, "publishes nothing", diags) {
+		return
+	}
 	joins, ok := list(fleetClusterJoinKind)
 	if !ok {
 		return
 	}
-	joinObj := joinOfCluster(joins, cluster)
+	clusters, err := c.Hub.List(ctx, siteClusterKind, "", "")
+	if err != nil {
+		diags.AddWarning("Route mode not checked", fmt.Sprintf("Could not list the hub's ManagedClusters: %v.", c.Env.CheckErr(ctx, err)))
+		return
+	}
+	joinObj, elsewhere := joinOfCluster(clusters, joins, c.Workspace, cluster)
 	if joinObj == nil {
-		notChecked("App's cluster not joined", fmt.Sprintf("cluster %q of FleetApp %s/%s is joined by no FleetClusterJoin of the workspace (NotJoined)", cluster, c.Workspace, appName))
+		notChecked("App's cluster not joined", fmt.Sprintf("cluster %q of FleetApp %s/%s is not joined: %s (NotJoined)", cluster, c.Workspace, appName, notJoinedWhy(c.Workspace, elsewhere)))
 		return
 	}
 	var join v1alpha1.FleetClusterJoin

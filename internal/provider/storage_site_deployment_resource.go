@@ -604,6 +604,8 @@ func checkStorageSiteDeploymentPlan(ctx context.Context, c hubresource.PlanCheck
 				fmt.Sprintf("StorageSiteDeployment %s names cluster %q, which is not a ManagedCluster on the hub. The request is written but waits (phase Pending) "+
 					"until a cluster of that name registers with the hub; with wait_for set, apply waits for it until the timeout. "+
 					"If the name is a typo, correct it; if the cluster is being registered (or is created by another resource), this resolves itself.", id, cluster))
+		default:
+			checkClusterBound(ctx, c, fmt.Sprintf("StorageSiteDeployment %s deploys storage on cluster %q", id, cluster), path.Root("cluster"), cluster, "delivers no request to it", &diags)
 		}
 	}
 
