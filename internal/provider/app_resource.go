@@ -85,7 +85,8 @@ var appKind = hubresource.Kind[appModel]{
 		"With `wait_for = \"deployed\"`, apply waits (up to the `create`/`update` timeout) until the hub reports the release Deployed, " +
 		"and fails with the app's message when it becomes Failed.\n\n" +
 		"Plan-time checks (warnings: another resource of the plan may create what is missing, and the app waits on the hub meanwhile): " +
-		"`cluster` is not a ManagedCluster; no `fleet_cluster_join` of the workspace joins it; its join exists but is not Ready yet " +
+		"`cluster` is not a ManagedCluster; it is in no ManagedClusterSet bound to the workspace (naming the sets that hold it: the " +
+		"hub delivers nothing to it, `NotBound`, until a binding exists); no `fleet_cluster_join` of the workspace joins it; its join exists but is not Ready yet " +
 		"(named, with its reason); `chart` is not a FleetChart of the workspace.",
 	Attributes: map[string]schema.Attribute{
 		"chart": schema.StringAttribute{Required: true, MarkdownDescription: "Name of the `fleet_chart` (FleetChart) in the same workspace.",

@@ -46,7 +46,9 @@ var newClusterJoinResource = withSitePreload[clusterJoinModel, *clusterJoinModel
 		"`fleet-controller hub` (its `cluster-joins` reconciler) labels the ManagedCluster `fleet.site=<site>` and " +
 		"`capability.fleet.umkim.io/<name>=true` for each of `capabilities`, and only those: it records the labels it set in the " +
 		"cluster's `fleet.umkim.io/join-labels` annotation, so that removing a capability or the join removes exactly its labels and " +
-		"leaves everyone else's. It reports `joined` and `ready` with a `reason`: `Labelled`, `Ready`, `ClusterNotFound`, " +
+		"leaves everyone else's; a label the cluster already has with another value is never overwritten (`LabelConflict`, naming it). " +
+		"It acts only on a cluster of a ManagedClusterSet bound to the workspace (else `NotBound`, and no label). " +
+		"It reports `joined` and `ready` with a `reason`: `Labelled`, `Ready`, `ClusterNotFound`, `NotBound`, `LabelConflict`, " +
 		"`SiteNotFound`, `ClusterAlreadyJoined` (a cluster joins one site), `IngressNotFound`, or `IngressTaken` (a `port_forward` " +
 		"entry serves one cluster: the join created first holds it).\n\n" +
 		"Plan-time checks against the hub as the plan began (see the OCI routing guide on the order Terraform plans in):\n\n" +
@@ -60,7 +62,9 @@ var newClusterJoinResource = withSitePreload[clusterJoinModel, *clusterJoinModel
 		"on one entry are not seen at plan (a check never looks at its siblings); the hub reports the later one `IngressTaken`.\n" +
 		"- `cluster` must be a ManagedCluster: a **warning** when it is not, as for `fleet_storage_site_deployment`: ManagedClusters " +
 		"are registered by OCM or made by other configurations, never by this provider, so this plan may create it; the join waits " +
-		"(`ClusterNotFound`) and applies its labels once the cluster registers.",
+		"(`ClusterNotFound`) and applies its labels once the cluster registers.\n" +
+		"- `cluster` must be in a ManagedClusterSet bound to the workspace: a **warning** naming the sets that hold it when it is not " +
+		"(a ManagedClusterSetBinding of this plan or another configuration may bind one); the join labels nothing until then (`NotBound`).",
 	Attributes: map[string]schema.Attribute{
 		"cluster": schema.StringAttribute{Required: true,
 			MarkdownDescription: "Name of the OCM ManagedCluster to join. Changing it replaces the join (the old cluster's labels are removed).",
