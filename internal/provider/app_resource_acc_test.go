@@ -429,10 +429,11 @@ func TestAccAppPlan_listsEachKindOnce(t *testing.T) {
 			t.Fatalf("plan of route %d: want no diagnostics, got\n%s", i, describeDiags(diags))
 		}
 	}
-	// The workspace's inventory (routes, secrets, sets) is preloaded too: its count is
-	// TestAccOCIRoutePlan_listsEachKindOnce's to check. FleetAppRoutes are listed in the
-	// workspace (the engine's check of a new name) and hub-wide (hosts).
-	want := map[string]int{"fleetcharts": 1, "fleetapps": 1, "fleetapproutes": 2, "fleetclusterjoins": 1, "fleetsites": 1, "managedclusters": 1}
+	// The workspace's inventory (routes, secrets, sets) is preloaded too; the cluster-binding
+	// check reads its bindings and sets from it, once for every plan. FleetAppRoutes are listed
+	// in the workspace (the engine's check of a new name) and hub-wide (hosts).
+	want := map[string]int{"fleetcharts": 1, "fleetapps": 1, "fleetapproutes": 2, "fleetclusterjoins": 1, "fleetsites": 1, "managedclusters": 1,
+		"managedclustersets": 1, "managedclustersetbindings": 1}
 	for name, counter := range map[string]*listCounter{"app": appCounter, "route": routeCounter} {
 		counter.mu.Lock()
 		for kind, count := range want {

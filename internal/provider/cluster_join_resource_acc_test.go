@@ -294,7 +294,7 @@ func TestAccClusterJoinPlan_listsEachKindOnce(t *testing.T) {
 	// TestAccOCIRoutePlan_listsEachKindOnce's to check.
 	counter.mu.Lock()
 	defer counter.mu.Unlock()
-	for _, kind := range []string{"fleetclusterjoins", "fleetsites", "managedclusters"} {
+	for _, kind := range []string{"fleetclusterjoins", "fleetsites", "managedclusters", "managedclustersets", "managedclustersetbindings"} {
 		if counter.lists[kind] != 1 {
 			t.Errorf("LIST requests of %s over %d join plans = %d, want 1 (all: %v)", kind, n, counter.lists[kind], counter.lists)
 		}
