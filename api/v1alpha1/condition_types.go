@@ -59,4 +59,13 @@ const (
 	// write for the object has a name already held by another object (its fleet.umkim.io/owner
 	// annotation names another, or none), so nothing is written; the message names the holder.
 	ReasonNameTaken = "NameTaken"
+
+	// ReasonNotBound (Ready False; Delivered or Joined False too): the cluster the object names
+	// is in no ManagedClusterSet bound to the object's workspace by a ManagedClusterSetBinding, so
+	// the hub writes nothing for it there (no work, no label). Used by FleetApp, FleetAppRoute,
+	// FleetClusterJoin and StorageSiteDeployment; the message names the sets to bind.
+	ReasonNotBound = "NotBound"
+	// ReasonLabelConflict (Joined False): a label the join would set already has another value,
+	// set by hand or by another join; the join leaves it and names it and its value.
+	ReasonLabelConflict = "LabelConflict"
 )

@@ -65,6 +65,7 @@ const (
 const appChartIndex = "appChart"
 
 // AppReconciler delivers each FleetApp to its cluster in one ManifestWork (internal/appwork),
+// when the app's workspace may use the cluster (else the app is Pending, NotBound),
 // reports the pull's and the release's state from the work's feedback, and keeps each FleetChart's
 // status (the digest a cluster pulled, the number of apps naming it).
 //
@@ -132,12 +133,24 @@ func (r *AppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 			return pending(reasonValuesSecretNotFound, fmt.Sprintf("Secret %s/%s has no key %q: add it, or fix spec.valuesSecretRef", app.Namespace, ref.Name, ref.Key))
 		}
 	}
-	if err := r.Get(ctx, types.NamespacedName{Name: app.Spec.Cluster}, managedClusterMetadata()); apierrors.IsNotFound(err) {
+	cluster, err := getClusterMetadata(ctx, r.Client, app.Spec.Cluster)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if cluster == nil {
 		msg := fmt.Sprintf("no ManagedCluster %q on the hub: join the cluster, or replace the app with one naming a joined cluster", app.Spec.Cluster)
 		setCondition(&st.Conditions, gen, v1alpha1.DeliveredCondition, false, v1alpha1.ReasonClusterNotFound, msg)
 		return pending(v1alpha1.ReasonClusterNotFound, msg)
-	} else if err != nil {
+	}
+	// A cluster the workspace may not use gets no work; one delivered before it lost the binding
+	// is left as it is, like a missing chart leaves it, so that the release stays installed.
+	ca, err := clusterAccess(ctx, r.Client, app.Namespace, cluster)
+	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if !ca.Allowed() {
+		setCondition(&st.Conditions, gen, v1alpha1.DeliveredCondition, false, v1alpha1.ReasonNotBound, ca.NotBound())
+		return pending(v1alpha1.ReasonNotBound, ca.NotBound())
 	}
 
 	names, observed, err := r.work(ctx, &app)
@@ -289,12 +302,12 @@ func (r *AppReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}); err != nil {
 		return err
 	}
-	if err := ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("apps").
 		For(&v1alpha1.FleetApp{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deleting))).
 		Watches(&v1alpha1.FleetChart{}, handler.EnqueueRequestsFromMapFunc(r.appsOfChart), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(appOfWork), builder.WithPredicates(component(appwork.Component))).
-		Complete(r); err != nil {
+		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(appOfWork), builder.WithPredicates(component(appwork.Component)))
+	if err := watchAccess(b, r.Client, r.appsNaming, true).Complete(r); err != nil {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
@@ -321,6 +334,16 @@ func (r *AppReconciler) appsOfChart(ctx context.Context, obj client.Object) []ct
 		out = append(out, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: a.Namespace, Name: a.Name}})
 	}
 	return out
+}
+
+// appsNaming maps a change of access to the apps of ns ("" for all) naming cluster ("" for any).
+func (r *AppReconciler) appsNaming(ctx context.Context, ns, cluster string) []ctrl.Request {
+	var apps v1alpha1.FleetAppList
+	if err := r.List(ctx, &apps, inNamespace(ns)...); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing apps")
+		return nil
+	}
+	return requestsOf(apps.Items, func(a *v1alpha1.FleetApp) bool { return cluster == "" || a.Spec.Cluster == cluster })
 }
 
 // chartOfApp maps an app to the chart it names.

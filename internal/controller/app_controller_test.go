@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -43,18 +44,26 @@ func (v appView) create(objs ...client.Object) {
 	}
 }
 
-// managedCluster creates a ManagedCluster of that name reached at url, and its namespace.
-func managedCluster(t *testing.T, c client.Client, name, url string) {
+// managedCluster creates a ManagedCluster of that name reached at url, and its namespace, in a
+// ManagedClusterSet of its own name that a binding in ws binds: ws may use it.
+func managedCluster(t *testing.T, c client.Client, ws, name, url string) {
 	t.Helper()
-	mc := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	mc := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{clusterv1beta2.ClusterSetLabel: name}}}
 	if url != "" {
 		mc.Spec.ManagedClusterClientConfigs = []clusterv1.ClientConfig{{URL: url}}
 	}
-	for _, o := range []client.Object{mc, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}} {
+	for _, o := range []client.Object{mc, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}},
+		&clusterv1beta2.ManagedClusterSet{ObjectMeta: metav1.ObjectMeta{Name: name}}, bindingOf(ws, name)} {
 		if err := c.Create(t.Context(), o); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+// bindingOf is the ManagedClusterSetBinding of set in ws.
+func bindingOf(ws, set string) *clusterv1beta2.ManagedClusterSetBinding {
+	return &clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ws, Name: set},
+		Spec: clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: set}}
 }
 
 func (v appView) app(name, chart string, change ...func(*v1alpha1.FleetApp)) *v1alpha1.FleetApp {
@@ -210,7 +219,7 @@ func TestApps(t *testing.T) {
 	ctx := t.Context()
 	v := appView{t, c, ws, cluster}
 	v.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ws}})
-	managedCluster(t, c, cluster, "")
+	managedCluster(t, c, ws, cluster, "")
 	defer runControllers(t, sharedHub.Config, "apps")()
 
 	start := time.Now()
@@ -360,7 +369,7 @@ func TestAppsAndRoutesWithGeneratedRBAC(t *testing.T) {
 	ctx := t.Context()
 	v := routeView{appView{t, c, ws, cluster}}
 	v.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ws}})
-	managedCluster(t, c, cluster, "https://192.0.2.20:6443")
+	managedCluster(t, c, ws, cluster, "https://192.0.2.20:6443")
 	defer runControllers(t, roleConfig(t, h, c, "rbac-apps-test", sa, ns), "apps,app-routes")()
 
 	v.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ws, Name: "web-values"}, Data: map[string][]byte{"values.yaml": []byte("a: 1\n")}},

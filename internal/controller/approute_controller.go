@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -98,9 +98,11 @@ const (
 //     Ingress route.<namespace>.<route> in the app's namespace on the cluster: host and path
 //     (Prefix) to the Service's port; tls.secretName in spec.tls, tls.acmeIssuer as the
 //     cert-manager.io/cluster-issuer annotation with the certificate in Secret
-//     route-tls.<namespace>.<route>. The cluster must be joined (a FleetClusterJoin of the
-//     workspace names it) and bound to an ingress entry of its site. A work of that name that
-//     another object owns is never written: the route is not Ready (NameTaken, naming the holder).
+//     route-tls.<namespace>.<route>. The cluster must be one the workspace may use (else
+//     NotBound), joined by a FleetClusterJoin of the workspace (the one that counts for the
+//     cluster, fleetrules.JoinOf) and bound to an ingress entry of its site. A work of that name
+//     that another object owns is never written: the route is not Ready (NameTaken, naming the
+//     holder).
 //   - hub: the same Ingress (the site's ingress controller serves the host behind the hub), and a
 //     ConfigMap fleet-route-<route> in the route's namespace on the hub, labelled
 //     fleet.umkim.io/gateway=traefik, whose key traefik.yaml is a Traefik v3 dynamic-configuration
@@ -210,12 +212,26 @@ func (r *AppRouteReconciler) publication(ctx context.Context, route *v1alpha1.Fl
 		return pub, reasonHostTaken, fmt.Sprintf("host %s path %s is held by FleetAppRoute %s/%s, created first: give this route another host or path, or delete that one",
 			route.Spec.Host, route.Spec.Path, holder.Namespace, holder.Name), nil
 	}
-	join, err := r.joinOf(ctx, route.Namespace, app.Spec.Cluster)
+	mc, err := getClusterMetadata(ctx, r.Client, app.Spec.Cluster)
 	if err != nil {
 		return pub, "", "", err
 	}
-	if join == nil {
-		return pub, reasonNotJoined, fmt.Sprintf("no FleetClusterJoin in %s names cluster %s: join the app's cluster to a site", route.Namespace, app.Spec.Cluster), nil
+	if mc == nil {
+		return pub, v1alpha1.ReasonClusterNotFound, fmt.Sprintf("no ManagedCluster %q, the cluster of FleetApp %s/%s, on the hub", app.Spec.Cluster, route.Namespace, app.Name), nil
+	}
+	ca, err := clusterAccess(ctx, r.Client, route.Namespace, mc)
+	if err != nil {
+		return pub, "", "", err
+	}
+	if !ca.Allowed() {
+		return pub, v1alpha1.ReasonNotBound, ca.NotBound(), nil
+	}
+	join, err := joinOfCluster(ctx, r.Client, app.Spec.Cluster)
+	if err != nil {
+		return pub, "", "", err
+	}
+	if join == nil || join.Namespace != route.Namespace {
+		return pub, reasonNotJoined, fmt.Sprintf("no FleetClusterJoin of %s joins cluster %s: join the app's cluster to a site", route.Namespace, app.Spec.Cluster), nil
 	}
 	work, err := routeWork(route, &app)
 	if err != nil {
@@ -283,28 +299,6 @@ func routeHostKey(route *v1alpha1.FleetAppRoute) string {
 		return ""
 	}
 	return route.Spec.Host + route.Spec.Path
-}
-
-// joinOf is the join of ws that names cluster: a Joined one first, else the oldest; nil if none.
-func (r *AppRouteReconciler) joinOf(ctx context.Context, ws, cluster string) (*v1alpha1.FleetClusterJoin, error) {
-	var joins v1alpha1.FleetClusterJoinList
-	if err := r.List(ctx, &joins, client.InNamespace(ws)); err != nil {
-		return nil, err
-	}
-	var best *v1alpha1.FleetClusterJoin
-	rank := func(j *v1alpha1.FleetClusterJoin) bool {
-		return meta.IsStatusConditionTrue(j.Status.Conditions, v1alpha1.JoinedCondition)
-	}
-	for i := range joins.Items {
-		j := &joins.Items[i]
-		if j.Spec.Cluster != cluster || !j.DeletionTimestamp.IsZero() {
-			continue
-		}
-		if best == nil || rank(j) && !rank(best) || rank(j) == rank(best) && j.CreationTimestamp.Before(&best.CreationTimestamp) {
-			best = j
-		}
-	}
-	return best, nil
 }
 
 // clusterAddress is the host the hub reaches cluster by: that of its first client config URL.
@@ -468,14 +462,46 @@ func (r *AppRouteReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	specOrDeletion := builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deleting))
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("app-routes").
 		For(&v1alpha1.FleetAppRoute{}, specOrDeletion).
 		Watches(&v1alpha1.FleetAppRoute{}, handler.EnqueueRequestsFromMapFunc(r.routesClaimingHost), specOrDeletion).
 		Watches(&v1alpha1.FleetApp{}, handler.EnqueueRequestsFromMapFunc(r.routesOfApp), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&v1alpha1.FleetClusterJoin{}, handler.EnqueueRequestsFromMapFunc(r.routesOfNamespace)).
-		Watches(&v1alpha1.FleetSite{}, handler.EnqueueRequestsFromMapFunc(r.routesOfNamespace), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Complete(r)
+		Watches(&v1alpha1.FleetClusterJoin{}, handler.EnqueueRequestsFromMapFunc(r.routesOfJoin)).
+		Watches(&v1alpha1.FleetSite{}, handler.EnqueueRequestsFromMapFunc(r.routesOfNamespace), builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+	return watchAccess(b, r.Client, r.routesOnCluster, true).Complete(r)
+}
+
+// routesOnCluster maps a change of access to the routes of ns ("" for all) whose app names
+// cluster ("" for any). A join of another workspace may change which join counts for a
+// cluster, so joins map here too.
+func (r *AppRouteReconciler) routesOnCluster(ctx context.Context, ns, cluster string) []ctrl.Request {
+	if cluster == "" {
+		return r.routes(ctx, inNamespace(ns)...)
+	}
+	var apps v1alpha1.FleetAppList
+	if err := r.List(ctx, &apps, inNamespace(ns)...); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing apps")
+		return nil
+	}
+	var out []ctrl.Request
+	for _, a := range apps.Items {
+		if a.Spec.Cluster == cluster {
+			out = append(out, r.routes(ctx, client.MatchingFields{routeAppIndex: a.Namespace + "/" + a.Name})...)
+		}
+	}
+	return out
+}
+
+// routesOfJoin maps a join to the routes of its namespace and to those on its cluster.
+func (r *AppRouteReconciler) routesOfJoin(ctx context.Context, obj client.Object) []ctrl.Request {
+	out := r.routesOfNamespace(ctx, obj)
+	for _, req := range r.routesOnCluster(ctx, "", obj.(*v1alpha1.FleetClusterJoin).Spec.Cluster) {
+		if !slices.Contains(out, req) {
+			out = append(out, req)
+		}
+	}
+	return out
 }
 
 // routesClaimingHost maps a route to the other routes of its host and path (a deleted or moved

@@ -102,7 +102,7 @@ func TestRoutes(t *testing.T) {
 	ctx := t.Context()
 	v := routeView{appView{t, c, ws, cluster}}
 	v.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ws}})
-	managedCluster(t, c, cluster, "https://192.0.2.10:6443")
+	managedCluster(t, c, ws, cluster, "https://192.0.2.10:6443")
 	defer runControllers(t, sharedHub.Config, "app-routes")()
 
 	start := time.Now()
@@ -188,6 +188,8 @@ func TestRoutes(t *testing.T) {
 	v.gone(&cm)
 
 	// No ingress entry, no join, a host already taken.
+	managedCluster(t, c, ws, "route-02", "")
+	managedCluster(t, c, ws, "route-03", "")
 	v.create(&v1alpha1.FleetClusterJoin{ObjectMeta: metav1.ObjectMeta{Namespace: ws, Name: "route-02"}, Spec: v1alpha1.FleetClusterJoinSpec{Cluster: "route-02", Site: "berlin"}},
 		v.app("api", "hello", func(a *v1alpha1.FleetApp) { a.Spec.Cluster = "route-02" }),
 		v.app("lab", "hello", func(a *v1alpha1.FleetApp) { a.Spec.Cluster = "route-03" }),

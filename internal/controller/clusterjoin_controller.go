@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
+	"github.com/umkim/terraform-provider-fleet/internal/fleetrules"
 )
 
 // +kubebuilder:rbac:groups=fleet.umkim.io,resources=fleetclusterjoins,verbs=get;list;watch;update;patch
@@ -49,20 +50,26 @@ const (
 // (fleet.site=<site>) and one label per capability (capability.fleet.umkim.io/<name>=true), and
 // reports Joined and Ready.
 //
+// A join acts only on a cluster its workspace may use (inventory.Access: a ManagedClusterSet
+// bound to the join's namespace holds it, the join's own labels not counted); any other is not
+// Joined (NotBound) and gets no label.
+//
 // It touches only the labels it set: the ManagedCluster's fleet.umkim.io/join-labels annotation
 // lists them and fleet.umkim.io/joined-by names the join, so that dropping a capability or the join
-// removes exactly those labels and no one else's. Every change is a JSON merge patch of those
-// labels and annotations with the cluster's resourceVersion, sent only when they differ.
+// removes exactly those labels and no one else's. A label the cluster already has with another
+// value that the join did not set is never overwritten: the join is not Joined (LabelConflict,
+// naming the label and its value). Every change is a JSON merge patch of those labels and
+// annotations with the cluster's resourceVersion, sent only when they differ.
 //
+// A cluster is joined by one FleetClusterJoin, the one fleetrules.JoinOf picks of the live joins
+// naming it whose workspace may use it: the join its joined-by annotation names, else the oldest;
+// every other is not Joined (ClusterAlreadyJoined) and sets no labels.
 // A port_forward ingress entry serves one cluster: of the joins bound to it, the one created
-// first (then by name) holds it, and every other is not Ready (IngressTaken, naming the holder).
-// A cluster is joined by one FleetClusterJoin: a second one for the same cluster is not Joined
-// (ClusterAlreadyJoined) and sets no labels.
+// first (then by name) holds it (fleetrules.EntryHolder), and every other is not Ready
+// (IngressTaken, naming the holder).
 type ClusterJoinReconciler struct {
 	client.Client
 }
-
-func joinKey(j *v1alpha1.FleetClusterJoin) string { return j.Namespace + "/" + j.Name }
 
 // Reconcile labels one join's cluster and reports the join's conditions.
 func (r *ClusterJoinReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -109,18 +116,37 @@ func (r *ClusterJoinReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if owner := cluster.GetAnnotations()[v1alpha1.JoinedByAnnotation]; owner != "" && owner != joinKey(&j) {
-		held, err := r.liveJoin(ctx, owner)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if held {
-			st.Labels = nil
-			return notJoined(v1alpha1.ReasonClusterAlreadyJoined, fmt.Sprintf("ManagedCluster %s is joined by FleetClusterJoin %s: a cluster joins one site; delete that join first", j.Spec.Cluster, owner))
-		}
-		// The owner is gone without cleaning up (say, its finalizer was removed by hand): its
-		// labels are taken over, and those this join does not want are removed below.
+	key := fleetrules.Key(&j)
+	owner := cluster.GetAnnotations()[v1alpha1.JoinedByAnnotation]
+	ca, err := clusterAccess(ctx, r.Client, j.Namespace, withoutJoinLabels(cluster, key))
+	if err != nil {
+		return ctrl.Result{}, err
 	}
+	if !ca.Allowed() {
+		// The workspace may not use the cluster: nothing is labelled, and what this join set
+		// before (its workspace lost the binding) goes.
+		if owner == key {
+			if _, err := r.label(ctx, cluster, key, nil); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+		st.Labels = nil
+		return notJoined(v1alpha1.ReasonNotBound, ca.NotBound())
+	}
+	candidates, err := joinCandidates(ctx, r.Client, cluster)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if holder := fleetrules.JoinOf(j.Spec.Cluster, owner, candidates); holder != nil && fleetrules.Key(holder) != key {
+		st.Labels = nil
+		msg := fmt.Sprintf("ManagedCluster %s is joined by FleetClusterJoin %s: a cluster joins one site; delete that join first", j.Spec.Cluster, fleetrules.Key(holder))
+		if fleetrules.Key(holder) != owner {
+			msg = fmt.Sprintf("FleetClusterJoin %s, created first, joins ManagedCluster %s: a cluster joins one site; delete that join first", fleetrules.Key(holder), j.Spec.Cluster)
+		}
+		return notJoined(v1alpha1.ReasonClusterAlreadyJoined, msg)
+	}
+	// The owner, if any other, is gone or no longer bound: its labels are taken over, and those
+	// this join does not want are removed below.
 
 	var site v1alpha1.FleetSite
 	err = r.Get(ctx, types.NamespacedName{Namespace: j.Namespace, Name: j.Spec.Site}, &site)
@@ -132,10 +158,18 @@ func (r *ClusterJoinReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if siteFound {
 		desired = joinLabels(&j)
 	}
-	if err := r.label(ctx, cluster, joinKey(&j), desired); err != nil {
+	conflicts, err := r.label(ctx, cluster, key, desired)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
-	st.Labels = sortedKeys(desired)
+	st.Labels = ownedLabels(cluster)
+	if !siteFound {
+		return notJoined(v1alpha1.ReasonSiteNotFound, fmt.Sprintf("no FleetSite %s/%s: the cluster is labelled once the site exists", j.Namespace, j.Spec.Site))
+	}
+	if len(conflicts) > 0 {
+		return notJoined(v1alpha1.ReasonLabelConflict, fmt.Sprintf("ManagedCluster %s has %s, which this join did not set and does not overwrite: remove %s from the cluster, or join another cluster",
+			j.Spec.Cluster, strings.Join(conflicts, ", "), plural(len(conflicts), "that label", "those labels")))
+	}
 	if !siteFound {
 		return notJoined(v1alpha1.ReasonSiteNotFound, fmt.Sprintf("no FleetSite %s/%s: the cluster is labelled once the site exists", j.Namespace, j.Spec.Site))
 	}
@@ -151,7 +185,7 @@ func (r *ClusterJoinReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	entry, ok := site.Entry(id)
 	if !ok {
 		set(v1alpha1.ReadyCondition, false, v1alpha1.ReasonIngressNotFound,
-			fmt.Sprintf("site %s has no ingress entry %q (it has: %s)", j.Spec.Site, id, strings.Join(entryIDs(&site), ", ")))
+			fmt.Sprintf("site %s has no ingress entry %q (it has: %s)", j.Spec.Site, id, strings.Join(fleetrules.EntryIDs(&site), ", ")))
 		return ctrl.Result{}, writeStatus(ctx, r.Client, &j, &j.Status, st, kindClusterJoin)
 	}
 	st.IngressMethod = entry.Method
@@ -163,7 +197,7 @@ func (r *ClusterJoinReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		if holder != nil && holder.Name != j.Name {
 			set(v1alpha1.ReadyCondition, false, v1alpha1.ReasonIngressTaken,
 				fmt.Sprintf("ingress entry %q of site %s is a port_forward entry, which serves one cluster, and FleetClusterJoin %s (cluster %s) holds it: bind this join to another entry, or use a reverse_proxy entry",
-					id, j.Spec.Site, joinKey(holder), holder.Spec.Cluster))
+					id, j.Spec.Site, fleetrules.Key(holder), holder.Spec.Cluster))
 			return ctrl.Result{}, writeStatus(ctx, r.Client, &j, &j.Status, st, kindClusterJoin)
 		}
 	}
@@ -188,19 +222,8 @@ func labelPairs(l map[string]string) []string {
 	return out
 }
 
-func entryIDs(s *v1alpha1.FleetSite) []string {
-	var ids []string
-	for _, e := range s.Spec.Edge.Ingress {
-		ids = append(ids, e.ID)
-	}
-	if len(ids) == 0 {
-		return []string{"none"}
-	}
-	return ids
-}
-
 // ownedLabels reads the label keys a join set from the cluster's annotation.
-func ownedLabels(obj client.Object) []string {
+func ownedLabels(obj metav1.Object) []string {
 	v := obj.GetAnnotations()[v1alpha1.JoinLabelsAnnotation]
 	if v == "" {
 		return nil
@@ -208,9 +231,12 @@ func ownedLabels(obj client.Object) []string {
 	return strings.Split(v, ",")
 }
 
-// label makes the join's labels on cluster exactly desired: labels listed as the join's that it
-// no longer wants are removed, others are left alone. An empty desired releases the cluster.
-func (r *ClusterJoinReconciler) label(ctx context.Context, cluster client.Object, owner string, desired map[string]string) error {
+// label makes the join's labels on cluster desired, as far as they are the join's to set: labels
+// listed as the join's that it no longer wants are removed; a wanted label the cluster has with
+// another value that the join did not set (by hand, or another join's) is left and returned in
+// conflicts as key=value; one that already has the wanted value is left too and not recorded as
+// the join's, so that removing the join leaves it. An empty desired releases the cluster.
+func (r *ClusterJoinReconciler) label(ctx context.Context, cluster client.Object, owner string, desired map[string]string) (conflicts []string, err error) {
 	orig := cluster.DeepCopyObject().(client.Object)
 	labels, annotations := cluster.GetLabels(), cluster.GetAnnotations()
 	if labels == nil {
@@ -219,29 +245,40 @@ func (r *ClusterJoinReconciler) label(ctx context.Context, cluster client.Object
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
+	owned := map[string]bool{}
 	for _, k := range ownedLabels(cluster) {
+		owned[k] = true
 		if _, keep := desired[k]; !keep {
 			delete(labels, k)
 		}
 	}
-	for k, v := range desired {
-		labels[k] = v
+	var mine []string
+	for _, k := range sortedKeys(desired) {
+		cur, exists := labels[k]
+		switch {
+		case owned[k] || !exists:
+			labels[k] = desired[k]
+			mine = append(mine, k)
+		case cur != desired[k]:
+			conflicts = append(conflicts, k+"="+cur)
+		}
 	}
-	if len(desired) == 0 {
-		delete(annotations, v1alpha1.JoinedByAnnotation)
-		delete(annotations, v1alpha1.JoinLabelsAnnotation)
-	} else {
+	delete(annotations, v1alpha1.JoinedByAnnotation)
+	delete(annotations, v1alpha1.JoinLabelsAnnotation)
+	if len(desired) > 0 {
 		annotations[v1alpha1.JoinedByAnnotation] = owner
-		annotations[v1alpha1.JoinLabelsAnnotation] = strings.Join(sortedKeys(desired), ",")
+		if len(mine) > 0 {
+			annotations[v1alpha1.JoinLabelsAnnotation] = strings.Join(mine, ",")
+		}
 	}
 	cluster.SetLabels(labels)
 	cluster.SetAnnotations(annotations)
 	if equality.Semantic.DeepEqual(orig.GetLabels(), cluster.GetLabels()) && equality.Semantic.DeepEqual(orig.GetAnnotations(), cluster.GetAnnotations()) ||
 		len(orig.GetLabels()) == 0 && len(labels) == 0 && len(orig.GetAnnotations()) == 0 && len(annotations) == 0 {
-		return nil
+		return conflicts, nil
 	}
 	Writes.WithLabelValues(kindManagedCluster, verbPatch).Inc()
-	return r.Patch(ctx, cluster, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+	return conflicts, r.Patch(ctx, cluster, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
 }
 
 // unlabel removes the join's labels from its cluster, if the join still owns them.
@@ -254,56 +291,20 @@ func (r *ClusterJoinReconciler) unlabel(ctx context.Context, j *v1alpha1.FleetCl
 	if err != nil {
 		return err
 	}
-	if cluster.GetAnnotations()[v1alpha1.JoinedByAnnotation] != joinKey(j) {
+	if cluster.GetAnnotations()[v1alpha1.JoinedByAnnotation] != fleetrules.Key(j) {
 		return nil
 	}
-	return r.label(ctx, cluster, joinKey(j), nil)
+	_, err = r.label(ctx, cluster, fleetrules.Key(j), nil)
+	return err
 }
 
-// liveJoin tells whether the join namespace/name exists and is not being deleted.
-func (r *ClusterJoinReconciler) liveJoin(ctx context.Context, key string) (bool, error) {
-	ns, name, ok := strings.Cut(key, "/")
-	if !ok {
-		return false, nil
-	}
-	var other v1alpha1.FleetClusterJoin
-	err := r.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &other)
-	if apierrors.IsNotFound(err) {
-		return false, nil
-	}
-	return err == nil && other.DeletionTimestamp.IsZero(), err
-}
-
-// entryHolder is the join that holds a port_forward entry: of the live joins bound to it, the one
-// created first, then by name.
+// entryHolder is the join that holds a port_forward entry (fleetrules.EntryHolder).
 func (r *ClusterJoinReconciler) entryHolder(ctx context.Context, ns, site, id string) (*v1alpha1.FleetClusterJoin, error) {
 	var list v1alpha1.FleetClusterJoinList
 	if err := r.List(ctx, &list, client.InNamespace(ns), client.MatchingFields{joinSiteIndex: site}); err != nil {
 		return nil, err
 	}
-	return EntryHolder(list.Items, site, id), nil
-}
-
-// EntryHolder picks, of joins, the one that holds ingress entry id of site: the live join bound to
-// it created first, then by name; nil when none is bound.
-func EntryHolder(joins []v1alpha1.FleetClusterJoin, site, id string) *v1alpha1.FleetClusterJoin {
-	var bound []*v1alpha1.FleetClusterJoin
-	for i := range joins {
-		if j := &joins[i]; j.Spec.Site == site && j.IngressID() == id && j.DeletionTimestamp.IsZero() {
-			bound = append(bound, j)
-		}
-	}
-	if len(bound) == 0 {
-		return nil
-	}
-	sort.Slice(bound, func(a, b int) bool {
-		ta, tb := bound[a].CreationTimestamp, bound[b].CreationTimestamp
-		if !ta.Equal(&tb) {
-			return ta.Before(&tb)
-		}
-		return bound[a].Name < bound[b].Name
-	})
-	return bound[0]
+	return fleetrules.EntryHolder(list.Items, site, id), nil
 }
 
 // SetupWithManager registers the reconciler: a join is reconciled on its own changes, on its
@@ -322,15 +323,25 @@ func (r *ClusterJoinReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("cluster-joins").
 		For(&v1alpha1.FleetClusterJoin{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&v1alpha1.FleetClusterJoin{}, handler.EnqueueRequestsFromMapFunc(r.siteMates),
 			builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deletionStarted{}))).
 		Watches(&v1alpha1.FleetSite{}, handler.EnqueueRequestsFromMapFunc(r.joinsOfSite), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WatchesMetadata(managedClusterMetadata(), handler.EnqueueRequestsFromMapFunc(r.joinsOfCluster),
-			builder.WithPredicates(predicate.Or[client.Object](predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		Complete(r)
+			builder.WithPredicates(predicate.Or[client.Object](predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{})))
+	return watchAccess(b, r.Client, r.joinsNaming, false).Complete(r)
+}
+
+// joinsNaming maps a change of access to the joins of ns ("" for all) naming cluster ("" for any).
+func (r *ClusterJoinReconciler) joinsNaming(ctx context.Context, ns, cluster string) []ctrl.Request {
+	var list v1alpha1.FleetClusterJoinList
+	if err := r.List(ctx, &list, inNamespace(ns)...); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing joins")
+		return nil
+	}
+	return requestsOf(list.Items, func(j *v1alpha1.FleetClusterJoin) bool { return cluster == "" || j.Spec.Cluster == cluster })
 }
 
 // deletionStarted passes the update that sets an object's deletionTimestamp.

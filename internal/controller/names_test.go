@@ -105,11 +105,12 @@ func TestAppNamesAreInjective(t *testing.T) {
 	_, c := startHub(t)
 	ctx := t.Context()
 	a, b := appView{t, c, "team-a", cluster}, appView{t, c, "team", cluster}
-	managedCluster(t, c, cluster, "")
 	for _, v := range []appView{a, b} {
 		v.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: v.ws}},
 			&v1alpha1.FleetChart{ObjectMeta: metav1.ObjectMeta{Namespace: v.ws, Name: "hello"}, Spec: v1alpha1.FleetChartSpec{Repository: "charts/hello", Version: "0.1.0"}})
 	}
+	managedCluster(t, c, a.ws, cluster, "")
+	b.create(bindingOf(b.ws, cluster)) // both workspaces may use the cluster
 	// Preset before the reconciler starts, as an upgrade finds them.
 	takenByApp := presetWork(t, c, cluster, "app.team.api", fleetLabels("team-a", "app"), owner("team-a/api"))
 	takenByNobody := presetWork(t, c, cluster, "app.team.lab", nil, nil)
@@ -202,7 +203,7 @@ func TestRouteNamesAreInjective(t *testing.T) {
 	_, c := startHub(t)
 	v := routeView{appView{t, c, ws, cluster}}
 	v.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ws}})
-	managedCluster(t, c, cluster, "https://192.0.2.30:6443")
+	managedCluster(t, c, ws, cluster, "https://192.0.2.30:6443")
 	legacy := presetWork(t, c, cluster, "route-"+ws+"-web", fleetLabels(ws, controller.RouteComponent), owner(ws+"/web"))
 	taken := presetWork(t, c, cluster, "route."+ws+".api", fleetLabels("other", controller.RouteComponent), owner("other/api"))
 	defer runControllers(t, sharedHub.Config, "app-routes")()
@@ -239,7 +240,7 @@ func TestStorageNamesAreInjective(t *testing.T) {
 	ctx := t.Context()
 	v := routeView{appView{t, c, ns, cluster}}
 	v.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-	managedCluster(t, c, cluster, "")
+	managedCluster(t, c, ns, cluster, "")
 	storageLabels := func(namespace, name string) map[string]string {
 		return map[string]string{hub.ManagedByLabel: hub.ControllerManager, hub.ComponentLabel: storagework.Component,
 			storagework.DeploymentNamespaceLabel: namespace, storagework.DeploymentNameLabel: name}

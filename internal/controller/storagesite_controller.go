@@ -37,7 +37,8 @@ const (
 )
 
 // StorageSiteReconciler carries each StorageSiteDeployment to its site in one ManifestWork
-// (internal/storagework) and projects the site's draft, StorageCluster and nodes back into its
+// (internal/storagework), when the request's workspace may use the cluster (else it is Pending,
+// NotBound), and projects the site's draft, StorageCluster and nodes back into its
 // status. It is the hub side of the simplyblock operator's StorageSiteDeployment: run it only on
 // a hub where that operator does not run its own (--controllers without storage-site).
 //
@@ -87,6 +88,19 @@ func (r *StorageSiteReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	// A cluster the workspace may not use gets no work; one delivered before it lost the binding
+	// is left as it is (the site keeps its storage cluster either way).
+	ca, err := clusterAccess(ctx, r.Client, d.Namespace, cluster)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !ca.Allowed() {
+		st := d.Status.DeepCopy()
+		st.ObservedGeneration, st.Phase, st.Message = d.Generation, storagev1alpha2.PhasePending, ca.NotBound()
+		setCondition(&st.Conditions, d.Generation, storagev1alpha2.DeliveredCondition, false, v1alpha1.ReasonNotBound, st.Message)
+		setCondition(&st.Conditions, d.Generation, storagev1alpha2.ReadyCondition, false, v1alpha1.ReasonNotBound, st.Message)
+		return ctrl.Result{}, writeStatus(ctx, r.Client, &d, &d.Status, st, kindStorageSite)
 	}
 
 	// What the site reported: through the work, or, until there is one, through the request's
@@ -246,14 +260,25 @@ func suffix(s string) string {
 	return " (" + s + ")"
 }
 
-// SetupWithManager registers the reconciler: a request is reconciled on its own changes and on
-// any change of its work, status included.
+// SetupWithManager registers the reconciler: a request is reconciled on its own changes, on
+// any change of its work, status included, and on changes of its workspace's access.
 func (r *StorageSiteReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("storage-site").
 		For(&storagev1alpha2.StorageSiteDeployment{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(deploymentOfWork), builder.WithPredicates(component(storagework.Component))).
-		Complete(r)
+		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(deploymentOfWork), builder.WithPredicates(component(storagework.Component)))
+	return watchAccess(b, r.Client, r.deploymentsNaming, true).Complete(r)
+}
+
+// deploymentsNaming maps a change of access to the requests of ns ("" for all) naming cluster
+// ("" for any).
+func (r *StorageSiteReconciler) deploymentsNaming(ctx context.Context, ns, cluster string) []ctrl.Request {
+	var list storagev1alpha2.StorageSiteDeploymentList
+	if err := r.List(ctx, &list, inNamespace(ns)...); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing StorageSiteDeployments")
+		return nil
+	}
+	return requestsOf(list.Items, func(d *storagev1alpha2.StorageSiteDeployment) bool { return cluster == "" || d.Spec.Cluster == cluster })
 }
 
 // deploymentOfWork maps a storage work to its StorageSiteDeployment.

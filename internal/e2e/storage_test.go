@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -52,6 +54,21 @@ func TestStorageSiteDeployment(t *testing.T) {
 	}
 	runManager(t, f.Hub, "storage-site")
 	if err := hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "storage"}}); err != nil {
+		t.Fatal(err)
+	}
+	// The workspace may use the site: a set that holds it, bound to the workspace.
+	var mc clusterv1.ManagedCluster
+	if err := hub.Get(ctx, client.ObjectKey{Name: "site-a"}, &mc); err != nil {
+		t.Fatal(err)
+	}
+	metav1.SetMetaDataLabel(&mc.ObjectMeta, clusterv1beta2.ClusterSetLabel, "sites")
+	for _, o := range []client.Object{&clusterv1beta2.ManagedClusterSet{ObjectMeta: metav1.ObjectMeta{Name: "sites"}},
+		&clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "storage", Name: "sites"}, Spec: clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: "sites"}}} {
+		if err := hub.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := hub.Update(ctx, &mc); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("fleet, simulator and controller up in %v", time.Since(begin).Round(time.Millisecond))

@@ -58,6 +58,9 @@ type Workspace struct {
 	// does not hide the others.
 	Invalid []Invalid
 
+	access *Access         // which clusters the workspace may use
+	all    []metav1.Object // every ManagedCluster, for Access
+
 	resolved struct {
 		once   sync.Once
 		router *routing.Router
@@ -168,49 +171,44 @@ func Assemble(workspace string, lists Lists, fieldManager string) *Workspace {
 }
 
 func (ws *Workspace) assembleClusters(lists Lists) {
-	bound := map[string]bool{}
+	var bound []string
 	for _, b := range lists.Bindings {
 		if set, _, _ := unstructured.NestedString(b.Object, "spec", "clusterSet"); set != "" {
-			bound[set] = true
+			bound = append(bound, set)
 		}
 	}
-	var sets []clusterSet
+	sets := make([]clusterv1beta2.ManagedClusterSet, 0, len(lists.Sets))
 	for i := range lists.Sets {
-		if !bound[lists.Sets[i].GetName()] {
-			continue
-		}
 		var s clusterv1beta2.ManagedClusterSet
-		cs, err := newClusterSetFrom(&lists.Sets[i], &s)
-		if err != nil {
-			ws.Invalid = append(ws.Invalid, Invalid{clusterSetKind.Kind, lists.Sets[i].GetName(), err})
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(lists.Sets[i].Object, &s); err != nil {
+			if slices.Contains(bound, lists.Sets[i].GetName()) {
+				ws.Invalid = append(ws.Invalid, Invalid{clusterSetKind.Kind, lists.Sets[i].GetName(), err})
+			}
 			continue
 		}
-		sets = append(sets, cs)
+		sets = append(sets, s)
 	}
+	ws.access = NewAccess(ws.Name, bound, sets)
+	ws.Invalid = append(ws.Invalid, ws.access.Invalid...)
+	ws.all = lists.Clusters
 	for _, mc := range lists.Clusters {
-		cl := routing.Cluster{Name: mc.GetName(), Labels: mc.GetLabels()}
-		for _, s := range sets {
-			if s.contains(cl.Labels) {
-				cl.Groups = append(cl.Groups, s.name)
-			}
-		}
-		if len(cl.Groups) > 0 {
-			slices.Sort(cl.Groups)
-			ws.Clusters = append(ws.Clusters, cl)
+		if ca := ws.access.Of(mc); ca.Allowed() {
+			ws.Clusters = append(ws.Clusters, routing.Cluster{Name: mc.GetName(), Labels: mc.GetLabels(), Groups: ca.Bound})
 		}
 	}
 	slices.SortFunc(ws.Clusters, func(a, b routing.Cluster) int { return strings.Compare(a.Name, b.Name) })
-	for _, s := range sets {
-		ws.Groups = append(ws.Groups, s.name)
-	}
-	slices.Sort(ws.Groups)
+	ws.Groups = ws.access.Groups()
 }
 
-func newClusterSetFrom(u *unstructured.Unstructured, s *clusterv1beta2.ManagedClusterSet) (clusterSet, error) {
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, s); err != nil {
-		return clusterSet{}, err
+// Access is the named ManagedCluster's access to the workspace: the sets that hold it and which
+// of them are bound; ok is false when no ManagedCluster has that name.
+func (w *Workspace) Access(cluster string) (ca ClusterAccess, ok bool) {
+	for _, mc := range w.all {
+		if mc.GetName() == cluster {
+			return w.access.Of(mc), true
+		}
 	}
-	return newClusterSet(s)
+	return ClusterAccess{Workspace: w.Name, Cluster: cluster}, false
 }
 
 // clusterSet decides membership of a ManagedClusterSet as OCM does: by the exclusive

@@ -17,7 +17,7 @@ func TestAccAppPlanWarnings(t *testing.T) {
 	w := newCLIWorkdir(t)
 	ws := testWorkspace(t, testHub(t))
 	f := newHubFixtures(t, ws)
-	unjoined, waiting, ready := f.Cluster("unjoined", "", nil), f.Cluster("waiting", "", nil), f.Cluster("ready", "", nil)
+	unjoined, waiting, ready := f.Usable("unjoined"), f.Usable("waiting"), f.Usable("ready")
 	h := newSiteHub(t, ws)
 	h.create("FleetChart", "hello", false, map[string]any{"repository": "charts/hello", "version": "0.1.0"})
 	h.create("FleetClusterJoin", "j-waiting", false, map[string]any{"cluster": waiting, "site": "nowhere"})
@@ -104,7 +104,7 @@ func TestAccAppRoutePlanWarnings(t *testing.T) {
 	w := newCLIWorkdir(t)
 	ws := testWorkspace(t, testHub(t))
 	f := newHubFixtures(t, ws)
-	a, b, c, d := f.Cluster("a", "", nil), f.Cluster("b", "", nil), f.Cluster("c", "", nil), f.Cluster("d", "", nil)
+	a, b, c, d := f.Usable("a"), f.Usable("b"), f.Usable("c"), f.Usable("d")
 	h := newSiteHub(t, ws)
 	h.create("FleetSite", "managed-site", true, map[string]any{"edge": map[string]any{"ingress": []any{
 		map[string]any{"id": "proxy", "method": "reverse_proxy", "address": "edge.example.com"}}}})

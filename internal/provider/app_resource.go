@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"sort"
+	"strings"
 	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
+	"github.com/umkim/terraform-provider-fleet/internal/fleetrules"
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
 	"github.com/umkim/terraform-provider-fleet/internal/hubresource"
 )
@@ -84,7 +85,8 @@ var appKind = hubresource.Kind[appModel]{
 		"With `wait_for = \"deployed\"`, apply waits (up to the `create`/`update` timeout) until the hub reports the release Deployed, " +
 		"and fails with the app's message when it becomes Failed.\n\n" +
 		"Plan-time checks (warnings: another resource of the plan may create what is missing, and the app waits on the hub meanwhile): " +
-		"`cluster` is not a ManagedCluster; no `fleet_cluster_join` of the workspace joins it; its join exists but is not Ready yet " +
+		"`cluster` is not a ManagedCluster; it is in no ManagedClusterSet bound to the workspace (naming the sets that hold it: the " +
+		"hub delivers nothing to it, `NotBound`, until a binding exists); no `fleet_cluster_join` of the workspace joins it; its join exists but is not Ready yet " +
 		"(named, with its reason); `chart` is not a FleetChart of the workspace.",
 	Attributes: map[string]schema.Attribute{
 		"chart": schema.StringAttribute{Required: true, MarkdownDescription: "Name of the `fleet_chart` (FleetChart) in the same workspace.",
@@ -245,16 +247,19 @@ func checkAppCluster(ctx context.Context, c hubresource.PlanCheck[appModel], id,
 				"ManagedClusters are registered by OCM or created by other configurations, not by this provider. If the name is a typo, correct it.", id, cluster))
 		return
 	}
+	if !checkClusterBound(ctx, c, fmt.Sprintf("FleetApp %s installs on cluster %q", id, cluster), path.Root("cluster"), cluster, "delivers no release to it", diags) {
+		return
+	}
 	joins, err := c.Hub.List(ctx, fleetClusterJoinKind, c.Workspace, "")
 	if err != nil {
 		diags.AddWarning("Cluster join not checked", fmt.Sprintf("Could not list the FleetClusterJoins of workspace %s: %v.", c.Workspace, c.Env.CheckErr(ctx, err)))
 		return
 	}
-	join := joinOfCluster(joins, cluster)
+	join, elsewhere := joinOfCluster(clusters, joins, c.Workspace, cluster)
 	if join == nil {
 		diags.AddAttributeWarning(path.Root("cluster"), "Cluster not joined",
-			fmt.Sprintf("Cluster %q of FleetApp %s is not joined to a site: no FleetClusterJoin of workspace %s names it. The app is written and waits until the cluster is joined; "+
-				"a fleet_cluster_join of this plan may join it.", cluster, id, c.Workspace))
+			fmt.Sprintf("Cluster %q of FleetApp %s is not joined to a site: %s. The app is written and waits until the cluster is joined; "+
+				"a fleet_cluster_join of this plan may join it.", cluster, id, notJoinedWhy(c.Workspace, elsewhere)))
 		return
 	}
 	var j v1alpha1.FleetClusterJoin
@@ -276,28 +281,37 @@ func checkAppCluster(ctx context.Context, c hubresource.PlanCheck[appModel], id,
 	}
 }
 
-// joinOfCluster is the join of joins that names cluster (not being deleted); the one created
-// first, then by name, should several name it (a cluster joins one site, the hub reports the
-// others ClusterAlreadyJoined). nil when none does.
-func joinOfCluster(joins []unstructured.Unstructured, cluster string) *unstructured.Unstructured {
-	var found []*unstructured.Unstructured
+// joinOfCluster is the join of joins (the workspace's) that counts for cluster by
+// fleetrules.JoinOf, the reconcilers' rule, given the hub's ManagedClusters (for the cluster's
+// joined-by annotation). nil when none does; elsewhere is then the join of another workspace
+// that the annotation says holds the cluster, if any.
+func joinOfCluster(clusters, joins []unstructured.Unstructured, ws, cluster string) (join *unstructured.Unstructured, elsewhere string) {
+	var owner string
+	if mc := byName(clusters, cluster); mc != nil {
+		owner = mc.GetAnnotations()[v1alpha1.JoinedByAnnotation]
+	}
+	if owner != "" && !strings.HasPrefix(owner, ws+"/") {
+		return nil, owner
+	}
+	typed := make([]v1alpha1.FleetClusterJoin, 0, len(joins))
 	for i := range joins {
-		c, _, _ := unstructured.NestedString(joins[i].Object, "spec", "cluster")
-		if c == cluster && joins[i].GetDeletionTimestamp() == nil {
-			found = append(found, &joins[i])
+		var j v1alpha1.FleetClusterJoin
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(joins[i].Object, &j) == nil {
+			typed = append(typed, j)
 		}
 	}
-	if len(found) == 0 {
-		return nil
+	if j := fleetrules.JoinOf(cluster, owner, typed); j != nil {
+		return byName(joins, j.Name), ""
 	}
-	sort.SliceStable(found, func(a, b int) bool {
-		ta, tb := found[a].GetCreationTimestamp(), found[b].GetCreationTimestamp()
-		if !ta.Equal(&tb) {
-			return ta.Before(&tb)
-		}
-		return found[a].GetName() < found[b].GetName()
-	})
-	return found[0]
+	return nil, ""
+}
+
+// notJoinedWhy says why no join of ws counts for a cluster.
+func notJoinedWhy(ws, elsewhere string) string {
+	if elsewhere != "" {
+		return fmt.Sprintf("FleetClusterJoin %s, of another workspace, joins it (a cluster joins one site)", elsewhere)
+	}
+	return fmt.Sprintf("no FleetClusterJoin of workspace %s names it", ws)
 }
 
 // awaitApp waits, when wait_for says so, until the hub reports the app Deployed (or Failed) for

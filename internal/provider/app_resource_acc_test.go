@@ -95,7 +95,7 @@ func TestAccChart_lifecycle(t *testing.T) {
 // on the hub, for app and route tests whose plans should be free of warnings.
 func appHub(t *testing.T) (h *siteHub, ws, cluster string) {
 	ws = testWorkspace(t, testHub(t))
-	cluster = newHubFixtures(t, ws).Cluster("a", "", nil)
+	cluster = newHubFixtures(t, ws).Usable("a")
 	h = newSiteHub(t, ws)
 	h.create("FleetSite", "berlin", false, map[string]any{
 		"edge":       map[string]any{"ingress": []any{map[string]any{"id": "proxy", "method": "reverse_proxy", "address": "edge.example.com"}}},
@@ -345,7 +345,7 @@ func TestAccAppRoute_lifecycle(t *testing.T) {
 func TestAccAppRoute_planErrors(t *testing.T) {
 	ws := testWorkspace(t, testHub(t))
 	f := newHubFixtures(t, ws)
-	a, b := f.Cluster("a", "", nil), f.Cluster("b", "", nil)
+	a, b := f.Usable("a"), f.Usable("b")
 	h := newSiteHub(t, ws)
 	h.create("FleetSite", "kubectl-site", false, map[string]any{"edge": map[string]any{"ingress": []any{
 		map[string]any{"id": "proxy", "method": "reverse_proxy", "address": "edge.example.com"}}}})
@@ -429,10 +429,11 @@ func TestAccAppPlan_listsEachKindOnce(t *testing.T) {
 			t.Fatalf("plan of route %d: want no diagnostics, got\n%s", i, describeDiags(diags))
 		}
 	}
-	// The workspace's inventory (routes, secrets, sets) is preloaded too: its count is
-	// TestAccOCIRoutePlan_listsEachKindOnce's to check. FleetAppRoutes are listed in the
-	// workspace (the engine's check of a new name) and hub-wide (hosts).
-	want := map[string]int{"fleetcharts": 1, "fleetapps": 1, "fleetapproutes": 2, "fleetclusterjoins": 1, "fleetsites": 1, "managedclusters": 1}
+	// The workspace's inventory (routes, secrets, sets) is preloaded too; the cluster-binding
+	// check reads its bindings and sets from it, once for every plan. FleetAppRoutes are listed
+	// in the workspace (the engine's check of a new name) and hub-wide (hosts).
+	want := map[string]int{"fleetcharts": 1, "fleetapps": 1, "fleetapproutes": 2, "fleetclusterjoins": 1, "fleetsites": 1, "managedclusters": 1,
+		"managedclustersets": 1, "managedclustersetbindings": 1}
 	for name, counter := range map[string]*listCounter{"app": appCounter, "route": routeCounter} {
 		counter.mu.Lock()
 		for kind, count := range want {
@@ -451,7 +452,7 @@ func TestAccAppPlan_listsEachKindOnce(t *testing.T) {
 // checked (no diagnostic), where the same route with them known fails on both checks.
 func TestAccAppRoutePlan_unknownSkips(t *testing.T) {
 	ws := testWorkspace(t, testHub(t))
-	a := newHubFixtures(t, ws).Cluster("a", "", nil)
+	a := newHubFixtures(t, ws).Usable("a")
 	h := newSiteHub(t, ws)
 	h.create("FleetSite", "kubectl-site", false, map[string]any{"edge": map[string]any{"ingress": []any{
 		map[string]any{"id": "proxy", "method": "reverse_proxy", "address": "edge.example.com"}}}})

@@ -79,7 +79,8 @@ var appRouteKind = hubresource.Kind[appRouteModel]{
 		"for what no resource of the plan can change — the app, its join and the site (or, for a host, the other route) are not " +
 		"managed by Terraform — and a **warning** otherwise: `hub` mode on a site without an enabled hub gateway; `site` mode for " +
 		"a cluster bound to no ingress entry of its site; the same `host` and `path` claimed by another route (named). A site with no " +
-		"WAN path, and an app, join or site not on the hub yet (the check could not be made), are warnings.",
+		"WAN path, the app's cluster in no ManagedClusterSet bound to the workspace (the route publishes nothing, `NotBound`), and an " +
+		"app, join or site not on the hub yet (the check could not be made), are warnings.",
 	Attributes: map[string]schema.Attribute{
 		"app": schema.StringAttribute{Required: true, MarkdownDescription: "Name of the `fleet_app` (FleetApp) in the same workspace.",
 			Validators: []validator.String{stringvalidator.LengthBetween(1, 253), stringvalidator.RegexMatches(domainRE, "must be a FleetApp name")}},
@@ -293,13 +294,25 @@ func checkRouteMode(ctx context.Context, c hubresource.PlanCheck[appRouteModel],
 		return
 	}
 	cluster, _, _ := unstructured.NestedString(app.Object, "spec", "cluster")
+	if !checkClusterBound(ctx, c, fmt.Sprintf("FleetAppRoute %s publishes app %s of cluster %q", id, appName, cluster), path.Root("app"), cluster, "publishes nothing", diags) {
+		return
+	}
 	joins, ok := list(fleetClusterJoinKind)
 	if !ok {
 		return
 	}
-	joinObj := joinOfCluster(joins, cluster)
+	clusters, err := c.Hub.List(ctx, siteClusterKind, "", "")
+	if err != nil {
+		diags.AddWarning("Route mode not checked", fmt.Sprintf("Could not list the hub's ManagedClusters: %v.", c.Env.CheckErr(ctx, err)))
+		return
+	}
+	joinObj, elsewhere := joinOfCluster(clusters, joins, c.Workspace, cluster)
 	if joinObj == nil {
-		notChecked("App's cluster not joined", fmt.Sprintf("cluster %q of FleetApp %s/%s is joined by no FleetClusterJoin of the workspace (NotJoined)", cluster, c.Workspace, appName))
+		by := "no FleetClusterJoin of the workspace"
+		if elsewhere != "" {
+			by = fmt.Sprintf("no FleetClusterJoin of the workspace (FleetClusterJoin %s, of another workspace, holds it)", elsewhere)
+		}
+		notChecked("App's cluster not joined", fmt.Sprintf("cluster %q of FleetApp %s/%s is joined by %s (NotJoined)", cluster, c.Workspace, appName, by))
 		return
 	}
 	var join v1alpha1.FleetClusterJoin

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
+	"github.com/umkim/terraform-provider-fleet/internal/fleetrules"
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
 	"github.com/umkim/terraform-provider-fleet/internal/hubresource"
 )
@@ -45,7 +46,9 @@ var newClusterJoinResource = withSitePreload[clusterJoinModel, *clusterJoinModel
 		"`fleet-controller hub` (its `cluster-joins` reconciler) labels the ManagedCluster `fleet.site=<site>` and " +
 		"`capability.fleet.umkim.io/<name>=true` for each of `capabilities`, and only those: it records the labels it set in the " +
 		"cluster's `fleet.umkim.io/join-labels` annotation, so that removing a capability or the join removes exactly its labels and " +
-		"leaves everyone else's. It reports `joined` and `ready` with a `reason`: `Labelled`, `Ready`, `ClusterNotFound`, " +
+		"leaves everyone else's; a label the cluster already has with another value is never overwritten (`LabelConflict`, naming it). " +
+		"It acts only on a cluster of a ManagedClusterSet bound to the workspace (else `NotBound`, and no label). " +
+		"It reports `joined` and `ready` with a `reason`: `Labelled`, `Ready`, `ClusterNotFound`, `NotBound`, `LabelConflict`, " +
 		"`SiteNotFound`, `ClusterAlreadyJoined` (a cluster joins one site), `IngressNotFound`, or `IngressTaken` (a `port_forward` " +
 		"entry serves one cluster: the join created first holds it).\n\n" +
 		"Plan-time checks against the hub as the plan began (see the OCI routing guide on the order Terraform plans in):\n\n" +
@@ -59,7 +62,9 @@ var newClusterJoinResource = withSitePreload[clusterJoinModel, *clusterJoinModel
 		"on one entry are not seen at plan (a check never looks at its siblings); the hub reports the later one `IngressTaken`.\n" +
 		"- `cluster` must be a ManagedCluster: a **warning** when it is not, as for `fleet_storage_site_deployment`: ManagedClusters " +
 		"are registered by OCM or made by other configurations, never by this provider, so this plan may create it; the join waits " +
-		"(`ClusterNotFound`) and applies its labels once the cluster registers.",
+		"(`ClusterNotFound`) and applies its labels once the cluster registers.\n" +
+		"- `cluster` must be in a ManagedClusterSet bound to the workspace: a **warning** naming the sets that hold it when it is not " +
+		"(a ManagedClusterSetBinding of this plan or another configuration may bind one); the join labels nothing until then (`NotBound`).",
 	Attributes: map[string]schema.Attribute{
 		"cluster": schema.StringAttribute{Required: true,
 			MarkdownDescription: "Name of the OCM ManagedCluster to join. Changing it replaces the join (the old cluster's labels are removed).",
@@ -168,6 +173,8 @@ func checkClusterJoinPlan(ctx context.Context, c hubresource.PlanCheck[clusterJo
 			diags.AddAttributeWarning(path.Root("cluster"), "Cluster not on the hub",
 				fmt.Sprintf("FleetClusterJoin %s names cluster %q, which is not a ManagedCluster on the hub. The join is written but waits (ClusterNotFound) until a cluster of that name registers; "+
 					"ManagedClusters are registered by OCM or created by other configurations, not by this provider. If the name is a typo, correct it.", id, cluster))
+		default:
+			checkClusterBound(ctx, c, fmt.Sprintf("FleetClusterJoin %s joins cluster %q", id, cluster), path.Root("cluster"), cluster, "labels nothing on the cluster", &diags)
 		}
 	}
 
@@ -203,7 +210,7 @@ func checkClusterJoinPlan(ctx context.Context, c hubresource.PlanCheck[clusterJo
 	siteManaged := hub.ManagedByTerraform(siteObj, fm)
 	e, ok := s.Entry(entry)
 	if !ok {
-		msg := fmt.Sprintf("FleetSite %s/%s has no ingress entry %q (it has: %s).", c.Workspace, site, entry, strings.Join(siteEntryIDs(&s), ", "))
+		msg := fmt.Sprintf("FleetSite %s/%s has no ingress entry %q (it has: %s).", c.Workspace, site, entry, strings.Join(fleetrules.EntryIDs(&s), ", "))
 		if siteManaged {
 			diags.AddAttributeWarning(path.Root("ingress_id"), "Ingress entry not on the site",
 				msg+" The site is managed by Terraform: if this plan adds the entry, this resolves itself; otherwise the join is not Ready (IngressNotFound) after apply.")
@@ -240,49 +247,29 @@ func checkClusterJoinPlan(ctx context.Context, c hubresource.PlanCheck[clusterJo
 	return diags
 }
 
-// portForwardHolder is the join on the hub that holds entry of site ahead of join self: the join
-// bound to it created first (then by name), as the cluster-joins reconciler decides; nil when that
-// is self or none. selfOnHub says whether self is on the hub already (an update), where its own
-// creation time counts; a new join is created after every join on the hub.
+// portForwardHolder is the join on the hub that holds entry of site ahead of join self, by
+// fleetrules.EntryHolder, the reconciler's rule; nil when that is self or none. selfOnHub says
+// whether self is on the hub already (an update), where its own creation time counts wherever it
+// is bound now; a new join is created after every join on the hub, so it holds nothing ahead of
+// them.
 func portForwardHolder(joins []unstructured.Unstructured, self string, selfOnHub bool, site, entry string) *unstructured.Unstructured {
-	var bound []*unstructured.Unstructured
+	typed := make([]v1alpha1.FleetClusterJoin, 0, len(joins))
 	for i := range joins {
-		j := &joins[i]
-		if j.GetName() == self {
-			if selfOnHub {
-				bound = append(bound, j) // its own place in line, whatever it is bound to now
-			}
+		var j v1alpha1.FleetClusterJoin
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(joins[i].Object, &j) != nil {
 			continue
 		}
-		s, _, _ := unstructured.NestedString(j.Object, "spec", "site")
-		e, _, _ := unstructured.NestedString(j.Object, "spec", "edge", "ingressId")
-		if s == site && e == entry && j.GetDeletionTimestamp() == nil {
-			bound = append(bound, j)
+		if j.Name == self {
+			if !selfOnHub {
+				continue
+			}
+			j.Spec.Site, j.Spec.Edge = site, &v1alpha1.ClusterJoinEdge{IngressID: entry} // its own place in line, bound as planned
 		}
+		typed = append(typed, j)
 	}
-	if len(bound) == 0 {
+	h := fleetrules.EntryHolder(typed, site, entry)
+	if h == nil || h.Name == self {
 		return nil
 	}
-	sort.SliceStable(bound, func(a, b int) bool {
-		ta, tb := bound[a].GetCreationTimestamp(), bound[b].GetCreationTimestamp()
-		if !ta.Equal(&tb) {
-			return ta.Before(&tb)
-		}
-		return bound[a].GetName() < bound[b].GetName()
-	})
-	if bound[0].GetName() == self {
-		return nil
-	}
-	return bound[0]
-}
-
-func siteEntryIDs(s *v1alpha1.FleetSite) []string {
-	var ids []string
-	for _, e := range s.Spec.Edge.Ingress {
-		ids = append(ids, e.ID)
-	}
-	if len(ids) == 0 {
-		return []string{"none"}
-	}
-	return ids
+	return byName(joins, h.Name)
 }

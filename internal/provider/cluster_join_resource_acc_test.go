@@ -39,7 +39,7 @@ resource "fleet_cluster_join" "j" {
 func TestAccClusterJoin_lifecycle(t *testing.T) {
 	ws := testWorkspace(t, testHub(t))
 	f := newHubFixtures(t, ws)
-	a, b := f.Cluster("a", "", nil), f.Cluster("b", "", nil)
+	a, b := f.Usable("a"), f.Usable("b")
 	h := newSiteHub(t, ws)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6Providers,
@@ -110,7 +110,7 @@ func TestAccClusterJoin_lifecycle(t *testing.T) {
 func TestAccClusterJoin_planErrors(t *testing.T) {
 	ws := testWorkspace(t, testHub(t))
 	f := newHubFixtures(t, ws)
-	a, first := f.Cluster("a", "", nil), f.Cluster("first", "", nil)
+	a, first := f.Usable("a"), f.Usable("first")
 	h := newSiteHub(t, ws)
 	h.create("FleetSite", "kubectl-site", false, map[string]any{"edge": map[string]any{"ingress": []any{
 		map[string]any{"id": "wan", "method": "port_forward", "address": "203.0.113.10", "ports": map[string]any{"https": 30443}},
@@ -178,7 +178,7 @@ func TestAccClusterJoinPlanWarnings(t *testing.T) {
 	w := newCLIWorkdir(t)
 	ws := testWorkspace(t, testHub(t))
 	f := newHubFixtures(t, ws)
-	a, first, other := f.Cluster("a", "", nil), f.Cluster("first", "", nil), f.Cluster("other", "", nil)
+	a, first, other := f.Usable("a"), f.Usable("first"), f.Usable("other")
 	h := newSiteHub(t, ws)
 	h.create("FleetSite", "kubectl-site", false, map[string]any{"edge": map[string]any{"ingress": []any{
 		map[string]any{"id": "wan", "method": "port_forward", "address": "203.0.113.10", "ports": map[string]any{"https": 30443}}}}})
@@ -271,7 +271,7 @@ func TestAccClusterJoinPlanWarnings(t *testing.T) {
 // once, through the provider's preload, and sends nothing but LISTs.
 func TestAccClusterJoinPlan_listsEachKindOnce(t *testing.T) {
 	ws := testWorkspace(t, testHub(t))
-	cluster := newHubFixtures(t, ws).Cluster("a", "", nil)
+	cluster := newHubFixtures(t, ws).Usable("a")
 	h := newSiteHub(t, ws)
 	h.create("FleetSite", "kubectl-site", false, map[string]any{"edge": map[string]any{"ingress": []any{
 		map[string]any{"id": "proxy", "method": "reverse_proxy", "address": "edge.example.com"}}}})
@@ -294,7 +294,7 @@ func TestAccClusterJoinPlan_listsEachKindOnce(t *testing.T) {
 	// TestAccOCIRoutePlan_listsEachKindOnce's to check.
 	counter.mu.Lock()
 	defer counter.mu.Unlock()
-	for _, kind := range []string{"fleetclusterjoins", "fleetsites", "managedclusters"} {
+	for _, kind := range []string{"fleetclusterjoins", "fleetsites", "managedclusters", "managedclustersets", "managedclustersetbindings"} {
 		if counter.lists[kind] != 1 {
 			t.Errorf("LIST requests of %s over %d join plans = %d, want 1 (all: %v)", kind, n, counter.lists[kind], counter.lists)
 		}

@@ -124,6 +124,20 @@ func (f *hubFixtures) Cluster(short, setShort string, labels map[string]string) 
 	return name
 }
 
+// Usable creates ManagedCluster Name(short) in the set Name("usable"), which a binding of the
+// workspace binds: a cluster the workspace may use, so that the hub acts on it and the plan
+// does not warn that it is not bound. The set and binding are made on first use.
+func (f *hubFixtures) Usable(short string) string {
+	f.t.Helper()
+	set := f.Name("usable")
+	if _, err := f.dyn.Resource(clusterSetsGVR).Get(context.Background(), set, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		f.ClusterSet("usable")
+	} else if err != nil {
+		f.t.Fatal(err)
+	}
+	return f.Cluster(short, "usable", nil)
+}
+
 // Registry creates an OCI registry Secret in the workspace without going through Terraform.
 func (f *hubFixtures) Registry(name, role, reference string) {
 	f.t.Helper()

@@ -274,7 +274,8 @@ var newStorageSiteDeploymentResource = hubresource.New[storageSiteDeploymentMode
 		"`approved = true` (and `wait_for = \"online\"`).\n\n" +
 		"Plan-time checks: un-approving fails the plan (approval is one-way); `min_huge_pages_size` must be a Kubernetes quantity; changing " +
 		"`cluster` or `draft_name` replaces the deployment, with a warning that the storage already deployed stays on the site; a `cluster` " +
-		"that is not a ManagedCluster on the hub, and approving while the hub does not report the deployment `Drafted`, are warnings.\n\n" +
+		"that is not a ManagedCluster on the hub, or is in no ManagedClusterSet bound to the workspace (the hub then delivers nothing, `NotBound`), " +
+		"and approving while the hub does not report the deployment `Drafted`, are warnings.\n\n" +
 		"**Destroying** the resource deletes the request only: the site's draft and storage cluster stay on the site (orphaned), never torn down from the hub.",
 	Attributes: ssdResourceAttributes(),
 	Owned:      []string{"spec"},
@@ -604,6 +605,8 @@ func checkStorageSiteDeploymentPlan(ctx context.Context, c hubresource.PlanCheck
 				fmt.Sprintf("StorageSiteDeployment %s names cluster %q, which is not a ManagedCluster on the hub. The request is written but waits (phase Pending) "+
 					"until a cluster of that name registers with the hub; with wait_for set, apply waits for it until the timeout. "+
 					"If the name is a typo, correct it; if the cluster is being registered (or is created by another resource), this resolves itself.", id, cluster))
+		default:
+			checkClusterBound(ctx, c, fmt.Sprintf("StorageSiteDeployment %s deploys storage on cluster %q", id, cluster), path.Root("cluster"), cluster, "delivers no request to it", &diags)
 		}
 	}
 

@@ -164,7 +164,7 @@ var onlineStatus = map[string]any{
 func TestAccStorageSiteDeployment_lifecycle(t *testing.T) {
 	kube := testHub(t)
 	ws := testWorkspace(t, kube)
-	site := newHubFixtures(t, ws).Cluster("site", "", nil)
+	site := newHubFixtures(t, ws).Usable("site")
 	h := newSSDHub(t, ws)
 
 	created := ssdConfig(ws, site, `
@@ -263,7 +263,7 @@ func TestAccStorageSiteDeployment_lifecycle(t *testing.T) {
 func TestAccStorageSiteDeployment_unapproveFailsAtPlan(t *testing.T) {
 	kube := testHub(t)
 	ws := testWorkspace(t, kube)
-	site := newHubFixtures(t, ws).Cluster("site", "", nil)
+	site := newHubFixtures(t, ws).Usable("site")
 	h := newSSDHub(t, ws)
 	var before *unstructured.Unstructured
 	unchanged := func() {
@@ -306,7 +306,7 @@ func TestAccStorageSiteDeployment_clusterChangeReplaces(t *testing.T) {
 	kube := testHub(t)
 	ws := testWorkspace(t, kube)
 	f := newHubFixtures(t, ws)
-	siteA, siteB := f.Cluster("site-a", "", nil), f.Cluster("site-b", "", nil)
+	siteA, siteB := f.Usable("site-a"), f.Usable("site-b")
 	h := newSSDHub(t, ws)
 	var uid types.UID
 	replaced := func(*terraform.State) error {
@@ -398,7 +398,7 @@ func fakeSite(t *testing.T, h *ssdHub, name string, status map[string]any) {
 func TestAccStorageSiteDeployment_waitForDrafted(t *testing.T) {
 	kube := testHub(t)
 	ws := testWorkspace(t, kube)
-	site := newHubFixtures(t, ws).Cluster("site", "", nil)
+	site := newHubFixtures(t, ws).Usable("site")
 	h := newSSDHub(t, ws)
 	fakeSite(t, h, "site-a", map[string]any{"phase": "Drafted", "message": "Review the draft and approve.",
 		"draft": map[string]any{"name": "site-draft", "phase": "Draft", "nodeRefs": []any{"w1", "w2"}}})
@@ -461,7 +461,7 @@ func TestAccStorageSiteDeployment_waitForDrafted(t *testing.T) {
 func TestAccStorageSiteDeployment_uuidFeedsAReference(t *testing.T) {
 	kube := testHub(t)
 	ws := testWorkspace(t, kube)
-	site := newHubFixtures(t, ws).Cluster("site", "", nil)
+	site := newHubFixtures(t, ws).Usable("site")
 	h := newSSDHub(t, ws)
 	fakeSite(t, h, "site-a", onlineStatus)
 	config := func(vcpus int) string {
@@ -511,7 +511,9 @@ func TestAccStorageSiteDeployment_waitForOnline(t *testing.T) {
 	begin := time.Now()
 	kube := testHub(t)
 	ws := testWorkspace(t, kube)
-	cluster := newHubFixtures(t, ws).Cluster("site", "", nil)
+	fx := newHubFixtures(t, ws)
+	fx.ClusterSet("sites") // the workspace may use its site (else the request is NotBound)
+	cluster := fx.Cluster("site", "sites", nil)
 	hc := accHubClient(t)
 	site := joinAccFleet(t, hc, cluster)
 	spoke, err := client.New(site.Config, client.Options{Scheme: sitesim.Scheme()})
@@ -634,7 +636,7 @@ func TestAccStorageSiteDeploymentPlanWarnings(t *testing.T) {
 	kube := testHub(t)
 	ws := testWorkspace(t, kube)
 	f := newHubFixtures(t, ws)
-	siteA, siteB := f.Cluster("site-a", "", nil), f.Cluster("site-b", "", nil)
+	siteA, siteB := f.Usable("site-a"), f.Usable("site-b")
 	h := newSSDHub(t, ws)
 	const (
 		replaced    = "StorageSiteDeployment replaced: the site's storage is orphaned"
