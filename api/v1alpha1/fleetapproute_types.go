@@ -108,7 +108,7 @@ type FleetAppRouteStatus struct {
 
 	// Conditions: Ready (the route is published as its mode says; reasons Published,
 	// AppNotFound, NotJoined, NoHubGateway, NoIngress, HostTaken, InvalidPath, WildcardHost,
-	// HostOutsideDomain, PublishFailed, Unpublished).
+	// HostOutsideDomain, ConfigMapTaken, PublishFailed, Unpublished).
 	// +optional
 	// +listType=map
 	// +listMapKey=type

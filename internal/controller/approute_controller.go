@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -65,17 +66,18 @@ func legacyConfigMapName(route string) string { return "fleet-route-" + route }
 
 // Reasons of a FleetAppRoute's Ready condition.
 const (
-	reasonPublished     = "Published"
-	reasonAppNotFound   = "AppNotFound"
-	reasonNotJoined     = "NotJoined"
-	reasonNoHubGateway  = "NoHubGateway"
-	reasonNoIngress     = "NoIngress"
-	reasonHostTaken     = "HostTaken"
-	reasonInvalidPath   = "InvalidPath"
-	reasonWildcardHost  = "WildcardHost"
-	reasonOutsideDomain = "HostOutsideDomain"
-	reasonUnpublished   = "Unpublished"
-	reasonPublishFailed = "PublishFailed"
+	reasonPublished      = "Published"
+	reasonAppNotFound    = "AppNotFound"
+	reasonNotJoined      = "NotJoined"
+	reasonNoHubGateway   = "NoHubGateway"
+	reasonNoIngress      = "NoIngress"
+	reasonHostTaken      = "HostTaken"
+	reasonInvalidPath    = "InvalidPath"
+	reasonWildcardHost   = "WildcardHost"
+	reasonOutsideDomain  = "HostOutsideDomain"
+	reasonUnpublished    = "Unpublished"
+	reasonPublishFailed  = "PublishFailed"
+	reasonConfigMapTaken = "ConfigMapTaken"
 )
 
 const (
@@ -104,7 +106,8 @@ const (
 //     The hub's Traefik reads these ConfigMaps into its file provider's directory
 //     (docs/guides/app-routes.md). The cluster's site must enable hubGateway, and the host must be
 //     its domain or below it, not a wildcard. A ConfigMap of that name owned by anything else is
-//     never overwritten.
+//     never overwritten: the route publishes nothing (ConfigMapTaken) and looks again a minute
+//     later.
 //   - none: nothing.
 //
 // A path fleetrules.CheckRoutePath refuses publishes nothing (InvalidPath; the CRD refuses it
@@ -125,6 +128,8 @@ type routePublication struct {
 	cluster   string
 	work      *workv1.ManifestWork
 	configMap *corev1.ConfigMap
+	// observed is the ConfigMap of configMap's name on the hub, nil when there is none.
+	observed *corev1.ConfigMap
 }
 
 // Reconcile publishes one route and reports it.
@@ -163,7 +168,7 @@ func (r *AppRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		st.Published = pub.work.Namespace + "/" + pub.work.Name
 	}
 	if err == nil && pub.configMap != nil {
-		err = r.applyConfigMap(ctx, pub.configMap)
+		err = r.applyConfigMap(ctx, pub.observed, pub.configMap)
 		st.Published = pub.configMap.Namespace + "/" + pub.configMap.Name
 	}
 	if err != nil {
@@ -179,7 +184,11 @@ func (r *AppRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		st.URL = scheme + "://" + route.Spec.Host + route.Spec.Path
 	}
 	setCondition(&st.Conditions, route.Generation, v1alpha1.ReadyCondition, reason == reasonPublished || reason == reasonUnpublished, reason, msg)
-	return ctrl.Result{}, writeStatus(ctx, r.Client, &route, &route.Status, st, kindAppRoute)
+	var res ctrl.Result
+	if reason == reasonConfigMapTaken {
+		res.RequeueAfter = time.Minute // ConfigMaps are not watched: look again for its removal
+	}
+	return res, writeStatus(ctx, r.Client, &route, &route.Status, st, kindAppRoute)
 }
 
 // publication is what route should publish now, with the Ready reason and message that say so.
@@ -253,6 +262,17 @@ func (r *AppRouteReconciler) publication(ctx context.Context, route *v1alpha1.Fl
 	cm, err := traefikConfigMap(route, address, r.gatewayNamespace())
 	if err != nil {
 		return pub, reasonInvalidPath, err.Error(), nil
+	}
+	var observed corev1.ConfigMap
+	switch err := r.Reader.Get(ctx, client.ObjectKeyFromObject(cm), &observed); {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return pub, "", "", err
+	case observed.Annotations[hub.OwnerAnnotation] != cm.Annotations[hub.OwnerAnnotation]:
+		return pub, reasonConfigMapTaken, fmt.Sprintf("ConfigMap %s/%s of the gateway namespace exists and is not this route's (owner %q): it is not overwritten; remove it if nothing needs it",
+			cm.Namespace, cm.Name, observed.Annotations[hub.OwnerAnnotation]), nil
+	default:
+		pub.observed = &observed
 	}
 	pub.work, pub.configMap = work, cm
 	return pub, reasonPublished, fmt.Sprintf("hub gateway (Traefik) forwards to %s, where Ingress %s/%s of cluster %s serves it", address, app.Spec.Namespace, route.Name, app.Spec.Cluster), nil
@@ -436,35 +456,27 @@ func (r *AppRouteReconciler) deleteConfigMap(ctx context.Context, key types.Name
 	return client.IgnoreNotFound(r.Delete(ctx, &cm, client.Preconditions{UID: &cm.UID}))
 }
 
-// applyConfigMap creates desired, or updates the ConfigMap when its data or labels differ; one
-// whose owner annotation names another object (or none) is not the route's and is left alone.
-func (r *AppRouteReconciler) applyConfigMap(ctx context.Context, desired *corev1.ConfigMap) error {
-	var cm corev1.ConfigMap
-	err := r.Reader.Get(ctx, client.ObjectKeyFromObject(desired), &cm)
-	if apierrors.IsNotFound(err) {
+// applyConfigMap creates desired, or updates observed, the route's ConfigMap of that name (nil
+// when there is none), when its data or labels differ.
+func (r *AppRouteReconciler) applyConfigMap(ctx context.Context, observed, desired *corev1.ConfigMap) error {
+	if observed == nil {
 		Writes.WithLabelValues(kindConfigMap, verbCreate).Inc()
 		return r.Create(ctx, desired)
 	}
-	if err != nil {
-		return err
-	}
-	if owner, want := cm.Annotations[hub.OwnerAnnotation], desired.Annotations[hub.OwnerAnnotation]; owner != want {
-		return fmt.Errorf("ConfigMap %s/%s exists and is not this route's (owner %q, want %q): not overwritten; remove it if nothing needs it",
-			cm.Namespace, cm.Name, owner, want)
-	}
-	upToDate := equality.Semantic.DeepEqual(cm.Data, desired.Data)
+	upToDate := equality.Semantic.DeepEqual(observed.Data, desired.Data)
 	for k, v := range desired.Labels {
-		upToDate = upToDate && cm.Labels[k] == v
+		upToDate = upToDate && observed.Labels[k] == v
 	}
 	if upToDate {
 		return nil
 	}
+	cm := observed.DeepCopy()
 	for k, v := range desired.Labels {
 		metav1.SetMetaDataLabel(&cm.ObjectMeta, k, v)
 	}
 	cm.Data = desired.Data
 	Writes.WithLabelValues(kindConfigMap, verbUpdate).Inc()
-	return r.Update(ctx, &cm)
+	return r.Update(ctx, cm)
 }
 
 // SetupWithManager registers the reconciler: a route is reconciled on its spec's changes, on
