@@ -143,7 +143,7 @@ func TestAccAppRoutePlanWarnings(t *testing.T) {
 		noWAN:   {"FleetSite " + ws + "/bare, which has no ingress entry and no enabled hub gateway"},
 		noEntry: {"FleetClusterJoin " + ws + "/jb joins", mayFix}})
 	expect("host taken by a managed route", route("app-a", "hub", "shared.example.com"), map[string][]string{
-		hostTaken: {"publishes shared.example.com/", "FleetAppRoute " + ws + "/other on the hub already claims", "this plan may change or destroy it", "(HostTaken)"},
+		hostTaken: {"publishes shared.example.com/", "is held by FleetAppRoute " + ws + "/other", "this plan may change or destroy it", "(HostTaken)"},
 		noGateway: {chainA}})
 	expect("app missing", route("nope", "site", "n.example.com"), map[string][]string{appMissing: {`app "nope" is not a FleetApp of workspace ` + ws, "could not be checked"}})
 	expect("cluster not joined", route("app-c", "site", "c.example.com"), map[string][]string{notJoined: {"cluster \"" + c + "\" of FleetApp " + ws + "/app-c is joined by no FleetClusterJoin"}})
@@ -157,7 +157,7 @@ func TestAccAppRoutePlanWarnings(t *testing.T) {
 			name, name, ws, name+".example.com")
 	}
 	subject := route("app-a", "hub", "shared.example.com")
-	taken := map[string][]string{hostTaken: {"FleetAppRoute " + ws + "/other on the hub already claims"}, noGateway: {chainA}}
+	taken := map[string][]string{hostTaken: {"is held by FleetAppRoute " + ws + "/other"}, noGateway: {chainA}}
 	withSibling := map[string][]string{hostTaken: taken[hostTaken], noGateway: taken[noGateway],
 		noWAN: {"FleetSite " + ws + "/bare"}, noEntry: {"FleetClusterJoin " + ws + "/jb joins"}}
 	w.apply(sibling("s"))

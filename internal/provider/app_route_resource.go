@@ -115,7 +115,7 @@ var appRouteKind = hubresource.Kind[appRouteModel]{
 			}},
 		"url":     schema.StringAttribute{Computed: true, MarkdownDescription: "The route's public URL once published; null in mode `none` and until reported."},
 		"ready":   schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether the route is published as its mode says; null until reported."},
-		"reason":  schema.StringAttribute{Computed: true, MarkdownDescription: "Reason of the Ready condition: `Published`, `AppNotFound`, `NotJoined`, `NoHubGateway`, `NoIngress`, `HostTaken` or `Unpublished`."},
+		"reason":  schema.StringAttribute{Computed: true, MarkdownDescription: "Reason of the Ready condition: `Published`, `AppNotFound`, `NotJoined`, `NoHubGateway`, `NoIngress`, `HostTaken`, `InvalidPath`, `WildcardHost`, `HostOutsideDomain`, `ConfigMapTaken`, `PublishFailed` or `Unpublished`."},
 		"message": schema.StringAttribute{Computed: true, MarkdownDescription: "Message of the Ready condition: what the route waits for."},
 	},
 	Owned:     []string{"spec"},
