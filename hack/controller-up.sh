@@ -14,6 +14,11 @@ if [[ -f $hub/controller.pid ]] && kill -0 "$(cat "$hub/controller.pid")" 2>/dev
   exit 0
 fi
 
+# The hub gateway's ConfigMaps go to the controller's gateway namespace (--gateway-namespace),
+# which the chart's release namespace is on a real hub.
+bin/kubectl --kubeconfig "$hub/kubeconfig" get namespace fleet-system >/dev/null 2>&1 ||
+  bin/kubectl --kubeconfig "$hub/kubeconfig" create namespace fleet-system >/dev/null
+
 # Free loopback ports for the metrics and probe endpoints.
 read -r mport pport < <(go run ./hack/demohub freeports 2)
 metrics=127.0.0.1:$mport

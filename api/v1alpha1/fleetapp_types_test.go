@@ -1,6 +1,9 @@
 package v1alpha1_test
 
 import (
+	"encoding/json"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -104,5 +107,31 @@ func TestChartAppAndRouteValidationOnHub(t *testing.T) {
 		invalid(t, "two TLS sources", err, "give exactly one of secretName and acmeIssuer")
 		_, err = create(t, routes, "FleetAppRoute", "relpath", map[string]any{"app": "web", "host": "a.example.com", "path": "api", "service": svc})
 		invalid(t, "a relative path", err, "spec.path")
+	})
+
+	// The same cases as fleetrules.TestRoutePath: the apiserver's CEL agrees with CheckRoutePath.
+	t.Run("route paths", func(t *testing.T) {
+		svc := map[string]any{"name": "web", "port": int64(80)}
+		raw, err := os.ReadFile("../../internal/fleetrules/testdata/route-paths.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cases []struct {
+			Path string `json:"path"`
+			OK   bool   `json:"ok"`
+			Case string `json:"case"`
+		}
+		if err := json.Unmarshal(raw, &cases); err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range cases {
+			_, err := create(t, routes, "FleetAppRoute", fmt.Sprintf("path-%02d", i), map[string]any{"app": "web", "host": "a.example.com", "path": c.Path, "service": svc})
+			switch {
+			case c.OK && err != nil:
+				t.Errorf("%s: path %q refused: %v", c.Case, c.Path, err)
+			case !c.OK:
+				invalid(t, c.Case, err, "spec.path", "path must be / or /-separated segments")
+			}
+		}
 	})
 }

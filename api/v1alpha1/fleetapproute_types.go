@@ -62,17 +62,20 @@ type FleetAppRouteSpec struct {
 	// +kubebuilder:default=site
 	Mode RouteMode `json:"mode,omitempty"`
 
-	// Host is the URL's host name.
+	// Host is the URL's host name. In mode hub it is the site's hubGateway.domain or a name
+	// below it, and no wildcard; a host serves one workspace at a time (its first route's).
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Host string `json:"host,omitempty"`
 
-	// Path is the URL's path prefix.
+	// Path is the URL's path prefix: "/", or "/"-separated segments of letters, digits,
+	// "-._~$*+;=:@" and %XX escapes for any other character, none empty ("//"), "." or "..",
+	// optionally ending in "/".
 	// +optional
 	// +kubebuilder:default=/
 	// +kubebuilder:validation:MaxLength=1024
-	// +kubebuilder:validation:Pattern=`^/`
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(/|(/([.]*([A-Za-z0-9_~$*+;=:@-]|%[0-9A-Fa-f]{2})([A-Za-z0-9._~$*+;=:@-]|%[0-9A-Fa-f]{2})*|[.][.][.]+))+/?)$')",message="path must be / or /-separated segments of letters, digits, -._~$*+;=:@ and %XX escapes, with no empty, . or .. segment"
 	Path string `json:"path,omitempty"`
 
 	// Service the route sends to.
@@ -98,13 +101,14 @@ type FleetAppRouteStatus struct {
 	Cluster string `json:"cluster,omitempty"`
 
 	// Published names what serves the route: the ManifestWork (<cluster namespace>/<name>) that
-	// carries the Ingress in site mode, or the hub gateway's ConfigMap (<namespace>/<name>) in
-	// hub mode.
+	// carries the Ingress in site mode, or the hub gateway's ConfigMap (<namespace>/<name>, in
+	// the controller's gateway namespace) in hub mode.
 	// +optional
 	Published string `json:"published,omitempty"`
 
 	// Conditions: Ready (the route is published as its mode says; reasons Published,
-	// AppNotFound, NotJoined, NoHubGateway, NoIngress, HostTaken, NameTaken, Unpublished).
+	// AppNotFound, NotJoined, NoHubGateway, NoIngress, HostTaken, InvalidPath, WildcardHost,
+	// HostOutsideDomain, ConfigMapTaken, NameTaken, NotBound, PublishFailed, Unpublished).
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -369,6 +369,7 @@ func TestAppsAndRoutesWithGeneratedRBAC(t *testing.T) {
 	ctx := t.Context()
 	v := routeView{appView{t, c, ws, cluster}}
 	v.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ws}})
+	gatewayNamespace(t, c)
 	managedCluster(t, c, ws, cluster, "https://192.0.2.20:6443")
 	defer runControllers(t, roleConfig(t, h, c, "rbac-apps-test", sa, ns), "apps,app-routes")()
 
@@ -380,7 +381,7 @@ func TestAppsAndRoutesWithGeneratedRBAC(t *testing.T) {
 		&v1alpha1.FleetSite{ObjectMeta: metav1.ObjectMeta{Namespace: ws, Name: "berlin"},
 			Spec: v1alpha1.FleetSiteSpec{HubGateway: &v1alpha1.HubGateway{Enabled: true, Domain: "apps.example.com"}}},
 		&v1alpha1.FleetClusterJoin{ObjectMeta: metav1.ObjectMeta{Namespace: ws, Name: cluster}, Spec: v1alpha1.FleetClusterJoinSpec{Cluster: cluster, Site: "berlin"}},
-		v.route("web", "web", v1alpha1.RouteHub, "web.example.com", nil))
+		v.route("web", "web", v1alpha1.RouteHub, "web.apps.example.com", nil))
 	w := v.work("web", nil)
 	if _, _, secrets := manifests(t, w); len(secrets) != 1 {
 		t.Errorf("work carries %d Secrets, want 1", len(secrets))
@@ -396,9 +397,10 @@ func TestAppsAndRoutesWithGeneratedRBAC(t *testing.T) {
 		}
 		return nil
 	})
-	v.routeIs("web", "True/Published", ws+"/"+controller.RouteConfigMapName("web"), "http://web.example.com/", "192.0.2.20")
+	gw := controller.DefaultGatewayNamespace
+	v.routeIs("web", "True/Published", gw+"/"+controller.GatewayName(ws, "web"), "http://web.apps.example.com/", "192.0.2.20")
 
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ws, Name: controller.RouteConfigMapName("web")}}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: gw, Name: controller.GatewayName(ws, "web")}}
 	for _, o := range []client.Object{v.route("web", "", "", "", nil), v.app("web", "")} {
 		if err := c.Delete(ctx, o); err != nil {
 			t.Fatal(err)

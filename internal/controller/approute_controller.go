@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -27,6 +28,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
+	"github.com/umkim/terraform-provider-fleet/internal/fleetrules"
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
 )
 
@@ -46,8 +48,20 @@ const RouteComponent = "app-route"
 // TraefikKey is the key of a route's hub ConfigMap that holds its Traefik fragment.
 const TraefikKey = "traefik.yaml"
 
-// RouteConfigMapName is the name of the hub gateway's ConfigMap of a route, in its namespace.
-func RouteConfigMapName(route string) string { return "fleet-route-" + route }
+// DefaultGatewayNamespace is where the hub gateway's ConfigMaps are written unless
+// --gateway-namespace says otherwise.
+const DefaultGatewayNamespace = "fleet-system"
+
+// GatewayName is the name of route's ConfigMap in the gateway namespace, and of the Traefik
+// router and service its fragment declares: route.<workspace>.<route>, which no other route of
+// any workspace shares.
+func GatewayName(workspace, route string) string {
+	return v1alpha1.WorkspaceObjectName("route", workspace, route, v1alpha1.MaxSubdomain)
+}
+
+// legacyConfigMapName is the name of the ConfigMap a route had in its own namespace before the
+// gateway namespace; the reconciler deletes it.
+func legacyConfigMapName(route string) string { return "fleet-route-" + route }
 
 // Names of what a route writes, none of which another (workspace, route) pair shares
 // (v1alpha1.WorkspaceObjectName): a prefix per kind of object.
@@ -73,14 +87,18 @@ func routeTLSSecretName(route *v1alpha1.FleetAppRoute) string {
 
 // Reasons of a FleetAppRoute's Ready condition.
 const (
-	reasonPublished     = "Published"
-	reasonAppNotFound   = "AppNotFound"
-	reasonNotJoined     = "NotJoined"
-	reasonNoHubGateway  = "NoHubGateway"
-	reasonNoIngress     = "NoIngress"
-	reasonHostTaken     = "HostTaken"
-	reasonUnpublished   = "Unpublished"
-	reasonPublishFailed = "PublishFailed"
+	reasonPublished      = "Published"
+	reasonAppNotFound    = "AppNotFound"
+	reasonNotJoined      = "NotJoined"
+	reasonNoHubGateway   = "NoHubGateway"
+	reasonNoIngress      = "NoIngress"
+	reasonHostTaken      = "HostTaken"
+	reasonInvalidPath    = "InvalidPath"
+	reasonWildcardHost   = "WildcardHost"
+	reasonOutsideDomain  = "HostOutsideDomain"
+	reasonUnpublished    = "Unpublished"
+	reasonPublishFailed  = "PublishFailed"
+	reasonConfigMapTaken = "ConfigMapTaken"
 )
 
 const (
@@ -89,7 +107,7 @@ const (
 	// before the route goes.
 	routeFinalizer = "fleet.umkim.io/app-route"
 	// Cache indexes of FleetAppRoutes.
-	routeHostIndex = "routeHost" // host and path, of routes that publish
+	routeHostIndex = "routeHost" // host, of routes that claim it (fleetrules.ClaimsHost)
 	routeAppIndex  = "routeApp"  // <namespace>/<spec.app>
 )
 
@@ -104,23 +122,31 @@ const (
 //     that another object owns is never written: the route is not Ready (NameTaken, naming the
 //     holder).
 //   - hub: the same Ingress (the site's ingress controller serves the host behind the hub), and a
-//     ConfigMap fleet-route-<route> in the route's namespace on the hub, labelled
-//     fleet.umkim.io/gateway=traefik, whose key traefik.yaml is a Traefik v3 dynamic-configuration
-//     fragment (file provider): router <namespace>-<route> for Host(`host`) && PathPrefix(`path`)
-//     to service <namespace>-<route>, which forwards, host header kept, to http://<address>, the
-//     host of the ManagedCluster's first managedClusterClientConfigs URL (how the hub reaches the
-//     cluster over the fleet's overlay). The hub's Traefik mounts these ConfigMaps into its file
-//     provider's directory (docs/guides/app-routes.md). The cluster's site must enable hubGateway.
+//     ConfigMap GatewayName(<namespace>, <route>) in the gateway namespace (GatewayNamespace, which
+//     tenants cannot write), labelled fleet.umkim.io/gateway=traefik and annotated with its owner,
+//     whose key traefik.yaml is a Traefik v3 dynamic-configuration fragment (file provider):
+//     router GatewayName for Host(`host`) && PathPrefix(`path`) to the service of that name, which
+//     forwards, host header kept, to http://<address>, the host of the ManagedCluster's first
+//     managedClusterClientConfigs URL (how the hub reaches the cluster over the fleet's overlay).
+//     The hub's Traefik reads these ConfigMaps into its file provider's directory
+//     (docs/guides/app-routes.md). The cluster's site must enable hubGateway, and the host must be
+//     its domain or below it, not a wildcard. A ConfigMap of that name owned by anything else is
+//     never overwritten: the route publishes nothing (ConfigMapTaken) and looks again a minute
+//     later.
 //   - none: nothing.
 //
-// What the route no longer wants (after a mode change, or on deletion) is deleted: every route
-// work it owns but the one it publishes, a work of the legacy name included (migration.go). Two routes
-// claiming one host and path: the one created first (then by namespace/name) holds it, the other
-// publishes nothing and is not Ready (HostTaken, naming the holder).
+// A path fleetrules.CheckRoutePath refuses publishes nothing (InvalidPath; the CRD refuses it
+// first). What the route no longer wants (after a mode change, or on deletion) is deleted: every
+// route work it owns but the one it publishes, a work of the legacy name included (migration.go),
+// and the ConfigMap it had in its own namespace before the gateway namespace. A host belongs to
+// one workspace at a time (fleetrules.HostBlocker): a route blocked by another publishes nothing
+// and is not Ready (HostTaken, naming the holder).
 type AppRouteReconciler struct {
 	client.Client
 	// Reader reads the hub ConfigMaps, which the manager does not cache.
 	Reader client.Reader
+	// GatewayNamespace holds the gateway's ConfigMaps; empty means DefaultGatewayNamespace.
+	GatewayNamespace string
 }
 
 // routePublication is what a route publishes: nothing, a work, or a work and a ConfigMap.
@@ -128,6 +154,8 @@ type routePublication struct {
 	cluster   string
 	work      *workv1.ManifestWork
 	configMap *corev1.ConfigMap
+	// observed is the ConfigMap of configMap's name on the hub, nil when there is none.
+	observed *corev1.ConfigMap
 }
 
 // Reconcile publishes one route and reports it.
@@ -171,7 +199,7 @@ func (r *AppRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		}
 	}
 	if err == nil && pub.configMap != nil {
-		err = r.applyConfigMap(ctx, pub.configMap)
+		err = r.applyConfigMap(ctx, pub.observed, pub.configMap)
 		st.Published = pub.configMap.Namespace + "/" + pub.configMap.Name
 	}
 	if err != nil {
@@ -187,13 +215,20 @@ func (r *AppRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		st.URL = scheme + "://" + route.Spec.Host + route.Spec.Path
 	}
 	setCondition(&st.Conditions, route.Generation, v1alpha1.ReadyCondition, reason == reasonPublished || reason == reasonUnpublished, reason, msg)
-	return ctrl.Result{}, writeStatus(ctx, r.Client, &route, &route.Status, st, kindAppRoute)
+	var res ctrl.Result
+	if reason == reasonConfigMapTaken {
+		res.RequeueAfter = time.Minute // ConfigMaps are not watched: look again for its removal
+	}
+	return res, writeStatus(ctx, r.Client, &route, &route.Status, st, kindAppRoute)
 }
 
 // publication is what route should publish now, with the Ready reason and message that say so.
 func (r *AppRouteReconciler) publication(ctx context.Context, route *v1alpha1.FleetAppRoute) (pub routePublication, reason, msg string, err error) {
 	if route.Spec.Mode == v1alpha1.RouteNone {
 		return pub, reasonUnpublished, "mode none: nothing is published", nil
+	}
+	if err := fleetrules.CheckRoutePath(fleetrules.RoutePath(route)); err != nil {
+		return pub, reasonInvalidPath, err.Error() + ": fix spec.path", nil
 	}
 	var app v1alpha1.FleetApp
 	err = r.Get(ctx, types.NamespacedName{Namespace: route.Namespace, Name: route.Spec.App}, &app)
@@ -204,13 +239,12 @@ func (r *AppRouteReconciler) publication(ctx context.Context, route *v1alpha1.Fl
 		return pub, "", "", err
 	}
 	pub.cluster = app.Spec.Cluster
-	holder, err := r.hostHolder(ctx, route)
-	if err != nil {
+	var claims v1alpha1.FleetAppRouteList
+	if err := r.List(ctx, &claims, client.MatchingFields{routeHostIndex: route.Spec.Host}); err != nil {
 		return pub, "", "", err
 	}
-	if holder != nil && holder.UID != route.UID {
-		return pub, reasonHostTaken, fmt.Sprintf("host %s path %s is held by FleetAppRoute %s/%s, created first: give this route another host or path, or delete that one",
-			route.Spec.Host, route.Spec.Path, holder.Namespace, holder.Name), nil
+	if blocker := fleetrules.HostBlocker(claims.Items, route); blocker != nil {
+		return pub, reasonHostTaken, fleetrules.HostTakenMessage(route, blocker), nil
 	}
 	mc, err := getClusterMetadata(ctx, r.Client, app.Spec.Cluster)
 	if err != nil {
@@ -255,6 +289,13 @@ func (r *AppRouteReconciler) publication(ctx context.Context, route *v1alpha1.Fl
 	if err != nil || site.Spec.HubGateway == nil || !site.Spec.HubGateway.Enabled {
 		return pub, reasonNoHubGateway, fmt.Sprintf("site %s/%s of cluster %s does not enable hubGateway: enable it, or use mode site", route.Namespace, join.Spec.Site, app.Spec.Cluster), nil
 	}
+	if err := fleetrules.CheckHubHost(route.Spec.Host, site.Spec.HubGateway.Domain); err != nil {
+		reason := reasonOutsideDomain
+		if fleetrules.CheckHubHostName(route.Spec.Host) != nil {
+			reason = reasonWildcardHost
+		}
+		return pub, reason, fmt.Sprintf("site %s/%s of cluster %s: %v", route.Namespace, site.Name, app.Spec.Cluster, err), nil
+	}
 	var cluster clusterv1.ManagedCluster
 	if err := r.Get(ctx, types.NamespacedName{Name: app.Spec.Cluster}, &cluster); client.IgnoreNotFound(err) != nil {
 		return pub, "", "", err
@@ -263,42 +304,23 @@ func (r *AppRouteReconciler) publication(ctx context.Context, route *v1alpha1.Fl
 	if address == "" {
 		return pub, reasonNoHubGateway, fmt.Sprintf("ManagedCluster %s has no spec.managedClusterClientConfigs URL: the hub gateway has no address to reach it by", app.Spec.Cluster), nil
 	}
-	cm, err := traefikConfigMap(route, address)
+	cm, err := traefikConfigMap(route, address, r.gatewayNamespace())
 	if err != nil {
+		return pub, reasonInvalidPath, err.Error(), nil
+	}
+	var observed corev1.ConfigMap
+	switch err := r.Reader.Get(ctx, client.ObjectKeyFromObject(cm), &observed); {
+	case apierrors.IsNotFound(err):
+	case err != nil:
 		return pub, "", "", err
+	case observed.Annotations[hub.OwnerAnnotation] != cm.Annotations[hub.OwnerAnnotation]:
+		return pub, reasonConfigMapTaken, fmt.Sprintf("ConfigMap %s/%s of the gateway namespace exists and is not this route's (owner %q): it is not overwritten; remove it if nothing needs it",
+			cm.Namespace, cm.Name, observed.Annotations[hub.OwnerAnnotation]), nil
+	default:
+		pub.observed = &observed
 	}
 	pub.work, pub.configMap = work, cm
 	return pub, reasonPublished, fmt.Sprintf("hub gateway (Traefik) forwards to %s, where Ingress %s/%s of cluster %s serves it", address, app.Spec.Namespace, RouteIngressName(route), app.Spec.Cluster), nil
-}
-
-// hostHolder is the route holding route's host and path: of the live routes that publish them,
-// the one created first, then by namespace/name. Nil when route publishes no host.
-func (r *AppRouteReconciler) hostHolder(ctx context.Context, route *v1alpha1.FleetAppRoute) (*v1alpha1.FleetAppRoute, error) {
-	key := routeHostKey(route)
-	if key == "" {
-		return nil, nil
-	}
-	var routes v1alpha1.FleetAppRouteList
-	if err := r.List(ctx, &routes, client.MatchingFields{routeHostIndex: key}); err != nil {
-		return nil, err
-	}
-	var holder *v1alpha1.FleetAppRoute
-	for i := range routes.Items {
-		c := &routes.Items[i]
-		if holder == nil || cmp.Or(c.CreationTimestamp.Compare(holder.CreationTimestamp.Time), cmp.Compare(c.Namespace, holder.Namespace), cmp.Compare(c.Name, holder.Name)) < 0 {
-			holder = c
-		}
-	}
-	return holder, nil
-}
-
-// routeHostKey is the host and path route claims: none for a route that publishes nothing or is
-// being deleted.
-func routeHostKey(route *v1alpha1.FleetAppRoute) string {
-	if route.Spec.Mode == v1alpha1.RouteNone || route.Spec.Host == "" || !route.DeletionTimestamp.IsZero() {
-		return ""
-	}
-	return route.Spec.Host + route.Spec.Path
 }
 
 // clusterAddress is the host the hub reaches cluster by: that of its first client config URL.
@@ -345,14 +367,48 @@ func routeWork(route *v1alpha1.FleetAppRoute, app *v1alpha1.FleetApp) (*workv1.M
 	}, nil
 }
 
-// traefikConfigMap is route's hub ConfigMap: a Traefik dynamic-configuration fragment that
-// routes its host and path to address.
-func traefikConfigMap(route *v1alpha1.FleetAppRoute, address string) (*corev1.ConfigMap, error) {
-	name := route.Namespace + "-" + route.Name
-	router := map[string]any{
-		"rule":    fmt.Sprintf("Host(`%s`) && PathPrefix(`%s`)", route.Spec.Host, route.Spec.Path),
-		"service": name,
+func (r *AppRouteReconciler) gatewayNamespace() string {
+	return cmp.Or(r.GatewayNamespace, DefaultGatewayNamespace)
+}
+
+// traefikRule is the rule of a router for host and path: Host and PathPrefix matchers whose
+// arguments are Traefik rule strings (backquoted, which take every character but the backquote
+// literally), and an error for a value no such string can hold or that is not a host and a
+// path the gateway serves, so that no value changes the rule's structure.
+func traefikRule(host, urlPath string) (string, error) {
+	if err := fleetrules.CheckRoutePath(urlPath); err != nil {
+		return "", err
 	}
+	h, err := traefikString(host)
+	if err != nil {
+		return "", fmt.Errorf("host: %w", err)
+	}
+	p, err := traefikString(urlPath)
+	if err != nil {
+		return "", fmt.Errorf("path: %w", err)
+	}
+	return "Host(" + h + ") && PathPrefix(" + p + ")", nil
+}
+
+// traefikString quotes s as a backquoted string of Traefik's rule syntax.
+func traefikString(s string) (string, error) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '`' || c < 0x20 || c >= 0x7f {
+			return "", fmt.Errorf("%q: character %q at %d cannot be quoted in a Traefik rule", s, c, i)
+		}
+	}
+	return "`" + s + "`", nil
+}
+
+// traefikConfigMap is route's ConfigMap in the gateway namespace ns: a Traefik
+// dynamic-configuration fragment that routes its host and path to address.
+func traefikConfigMap(route *v1alpha1.FleetAppRoute, address, ns string) (*corev1.ConfigMap, error) {
+	name := GatewayName(route.Namespace, route.Name)
+	rule, err := traefikRule(route.Spec.Host, fleetrules.RoutePath(route))
+	if err != nil {
+		return nil, err
+	}
+	router := map[string]any{"rule": rule, "service": name}
 	doc := map[string]any{"http": map[string]any{
 		"routers":  map[string]any{name: router},
 		"services": map[string]any{name: map[string]any{"loadBalancer": map[string]any{"passHostHeader": true, "servers": []any{map[string]any{"url": "http://" + address}}}}},
@@ -370,12 +426,11 @@ func traefikConfigMap(route *v1alpha1.FleetAppRoute, address string) (*corev1.Co
 	if err != nil {
 		return nil, err
 	}
-	truth := true
 	return &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: RouteConfigMapName(route.Name), Namespace: route.Namespace,
-			Labels: map[string]string{hub.ManagedByLabel: hub.ControllerManager, hub.ComponentLabel: RouteComponent, hub.GatewayLabel: hub.GatewayTraefik},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(), Kind: "FleetAppRoute", Name: route.Name, UID: route.UID,
-				Controller: &truth, BlockOwnerDeletion: &truth}}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns,
+			Labels: map[string]string{hub.ManagedByLabel: hub.ControllerManager, hub.ComponentLabel: RouteComponent, hub.GatewayLabel: hub.GatewayTraefik,
+				hub.WorkspaceLabel: route.Namespace},
+			Annotations: map[string]string{hub.OwnerAnnotation: route.Namespace + "/" + route.Name}},
 		Data: map[string]string{TraefikKey: string(data)},
 	}, nil
 }
@@ -397,48 +452,54 @@ func (r *AppRouteReconciler) unpublish(ctx context.Context, route *v1alpha1.Flee
 			}
 		}
 	}
-	if pub.configMap != nil {
-		return nil
+	// The ConfigMap of before the gateway namespace, in the route's namespace: ours when the
+	// route owns it.
+	err := r.deleteConfigMap(ctx, types.NamespacedName{Namespace: route.Namespace, Name: legacyConfigMapName(route.Name)}, func(cm *corev1.ConfigMap) bool {
+		return cm.Labels[hub.ComponentLabel] == RouteComponent && metav1.IsControlledBy(cm, route)
+	})
+	if err != nil || pub.configMap != nil {
+		return err
 	}
+	return r.deleteConfigMap(ctx, types.NamespacedName{Namespace: r.gatewayNamespace(), Name: GatewayName(route.Namespace, route.Name)}, func(cm *corev1.ConfigMap) bool {
+		return cm.Annotations[hub.OwnerAnnotation] == route.Namespace+"/"+route.Name
+	})
+}
+
+// deleteConfigMap deletes the ConfigMap key when it exists and ours says it is the route's.
+func (r *AppRouteReconciler) deleteConfigMap(ctx context.Context, key types.NamespacedName, ours func(*corev1.ConfigMap) bool) error {
 	var cm corev1.ConfigMap
-	err := r.Reader.Get(ctx, types.NamespacedName{Namespace: route.Namespace, Name: RouteConfigMapName(route.Name)}, &cm)
+	err := r.Reader.Get(ctx, key, &cm)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
-	if err != nil {
+	if err != nil || !ours(&cm) {
 		return err
-	}
-	if cm.Labels[hub.ComponentLabel] != RouteComponent {
-		return nil // not ours
 	}
 	Writes.WithLabelValues(kindConfigMap, verbDelete).Inc()
 	return client.IgnoreNotFound(r.Delete(ctx, &cm, client.Preconditions{UID: &cm.UID}))
 }
 
-// applyConfigMap creates desired, or updates the ConfigMap when its data, labels or owners differ.
-func (r *AppRouteReconciler) applyConfigMap(ctx context.Context, desired *corev1.ConfigMap) error {
-	var cm corev1.ConfigMap
-	err := r.Reader.Get(ctx, client.ObjectKeyFromObject(desired), &cm)
-	if apierrors.IsNotFound(err) {
+// applyConfigMap creates desired, or updates observed, the route's ConfigMap of that name (nil
+// when there is none), when its data or labels differ.
+func (r *AppRouteReconciler) applyConfigMap(ctx context.Context, observed, desired *corev1.ConfigMap) error {
+	if observed == nil {
 		Writes.WithLabelValues(kindConfigMap, verbCreate).Inc()
 		return r.Create(ctx, desired)
 	}
-	if err != nil {
-		return err
-	}
-	upToDate := equality.Semantic.DeepEqual(cm.Data, desired.Data) && equality.Semantic.DeepEqual(cm.OwnerReferences, desired.OwnerReferences)
+	upToDate := equality.Semantic.DeepEqual(observed.Data, desired.Data)
 	for k, v := range desired.Labels {
-		upToDate = upToDate && cm.Labels[k] == v
+		upToDate = upToDate && observed.Labels[k] == v
 	}
 	if upToDate {
 		return nil
 	}
+	cm := observed.DeepCopy()
 	for k, v := range desired.Labels {
 		metav1.SetMetaDataLabel(&cm.ObjectMeta, k, v)
 	}
-	cm.Data, cm.OwnerReferences = desired.Data, desired.OwnerReferences
+	cm.Data = desired.Data
 	Writes.WithLabelValues(kindConfigMap, verbUpdate).Inc()
-	return r.Update(ctx, &cm)
+	return r.Update(ctx, cm)
 }
 
 // SetupWithManager registers the reconciler: a route is reconciled on its spec's changes, on
@@ -448,8 +509,8 @@ func (r *AppRouteReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	ctx := context.Background()
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, &v1alpha1.FleetAppRoute{}, routeHostIndex, func(o client.Object) []string {
-		if key := routeHostKey(o.(*v1alpha1.FleetAppRoute)); key != "" {
-			return []string{key}
+		if rt := o.(*v1alpha1.FleetAppRoute); fleetrules.ClaimsHost(rt) {
+			return []string{rt.Spec.Host}
 		}
 		return nil
 	}); err != nil {
@@ -504,14 +565,14 @@ func (r *AppRouteReconciler) routesOfJoin(ctx context.Context, obj client.Object
 	return out
 }
 
-// routesClaimingHost maps a route to the other routes of its host and path (a deleted or moved
-// holder frees it).
+// routesClaimingHost maps a route to the other routes of its host (a deleted or moved holder
+// frees it); for a change, of its old host and of its new one.
 func (r *AppRouteReconciler) routesClaimingHost(ctx context.Context, obj client.Object) []ctrl.Request {
 	route := obj.(*v1alpha1.FleetAppRoute)
 	if route.Spec.Host == "" {
 		return nil
 	}
-	return r.routes(ctx, client.MatchingFields{routeHostIndex: route.Spec.Host + route.Spec.Path})
+	return r.routes(ctx, client.MatchingFields{routeHostIndex: route.Spec.Host})
 }
 
 // routesOfApp maps an app to the routes naming it.

@@ -79,6 +79,15 @@ func (v routeView) ingress(name string) networkingv1.Ingress {
 	return ing
 }
 
+// gatewayNamespace creates the controller's gateway namespace unless it exists.
+func gatewayNamespace(t *testing.T, c client.Client) {
+	t.Helper()
+	err := c.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: controller.DefaultGatewayNamespace}})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+}
+
 // gone waits until obj is deleted.
 func (v routeView) gone(obj client.Object) {
 	v.t.Helper()
@@ -91,8 +100,9 @@ func (v routeView) gone(obj client.Object) {
 }
 
 // TestRoutes: site mode publishes an Ingress work (host, path, backend, ACME TLS); site → none
-// removes it; none → hub needs the site's hubGateway (NoHubGateway), then publishes the work and
-// the Traefik ConfigMap (rule, server URL from the ManagedCluster); hub → site removes the
+// removes it; none → hub needs the site's hubGateway (NoHubGateway) and a host under its domain
+// (HostOutsideDomain), then publishes the work and the Traefik ConfigMap in the gateway
+// namespace (rule, server URL from the ManagedCluster, owner annotation); hub → site removes the
 // ConfigMap; a cluster without an ingress entry is NoIngress, one without a join NotJoined; a
 // second route on the same host and path is HostTaken naming the first, and takes over once the
 // first is deleted (its work removed); steady state writes nothing.
@@ -102,6 +112,7 @@ func TestRoutes(t *testing.T) {
 	ctx := t.Context()
 	v := routeView{appView{t, c, ws, cluster}}
 	v.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ws}})
+	gatewayNamespace(t, c)
 	managedCluster(t, c, ws, cluster, "https://192.0.2.10:6443")
 	defer runControllers(t, sharedHub.Config, "app-routes")()
 
@@ -145,17 +156,20 @@ func TestRoutes(t *testing.T) {
 	testkit.Update(t, c, site, func(s *v1alpha1.FleetSite) {
 		s.Spec.HubGateway = &v1alpha1.HubGateway{Enabled: true, Domain: "apps.example.com"}
 	})
-	cmName := controller.RouteConfigMapName("web")
-	v.routeIs("web", "True/Published", ws+"/"+cmName, "https://shop.example.com/", "192.0.2.10")
+	// The host must be the gateway's domain or below it.
+	v.routeIs("web", "False/HostOutsideDomain", "", "", `"apps.example.com"`)
+	testkit.Update(t, c, route, func(r *v1alpha1.FleetAppRoute) { r.Spec.Host = "shop.apps.example.com" })
+	gw, cmName := controller.DefaultGatewayNamespace, controller.GatewayName(ws, "web")
+	v.routeIs("web", "True/Published", gw+"/"+cmName, "https://shop.apps.example.com/", "192.0.2.10")
 	if ing := v.ingress("web"); ing.Spec.TLS[0].SecretName != "shop-cert" || ing.Annotations["cert-manager.io/cluster-issuer"] != "" {
 		t.Errorf("hub-mode ingress TLS %+v annotations %v", ing.Spec.TLS, ing.Annotations)
 	}
 	var cm corev1.ConfigMap
-	if err := c.Get(ctx, types.NamespacedName{Namespace: ws, Name: cmName}, &cm); err != nil {
+	if err := c.Get(ctx, types.NamespacedName{Namespace: gw, Name: cmName}, &cm); err != nil {
 		t.Fatal(err)
 	}
-	if cm.Labels[hub.GatewayLabel] != hub.GatewayTraefik || len(cm.OwnerReferences) != 1 || cm.OwnerReferences[0].Kind != "FleetAppRoute" || cm.OwnerReferences[0].Name != "web" {
-		t.Errorf("ConfigMap labels %v owners %+v", cm.Labels, cm.OwnerReferences)
+	if cm.Labels[hub.GatewayLabel] != hub.GatewayTraefik || cm.Annotations[hub.OwnerAnnotation] != ws+"/web" || len(cm.OwnerReferences) != 0 {
+		t.Errorf("ConfigMap labels %v annotations %v owners %+v", cm.Labels, cm.Annotations, cm.OwnerReferences)
 	}
 	var fragment struct {
 		HTTP struct {
@@ -174,8 +188,8 @@ func TestRoutes(t *testing.T) {
 	if err := yaml.Unmarshal([]byte(cm.Data[controller.TraefikKey]), &fragment); err != nil {
 		t.Fatal(err)
 	}
-	router, svc := fragment.HTTP.Routers[ws+"-web"], fragment.HTTP.Services[ws+"-web"]
-	if router.Rule != "Host(`shop.example.com`) && PathPrefix(`/`)" || router.Service != ws+"-web" || router.TLS == nil {
+	router, svc := fragment.HTTP.Routers[cmName], fragment.HTTP.Services[cmName]
+	if router.Rule != "Host(`shop.apps.example.com`) && PathPrefix(`/`)" || router.Service != cmName || router.TLS == nil {
 		t.Errorf("router %+v in\n%s", router, cm.Data[controller.TraefikKey])
 	}
 	if !svc.LoadBalancer.PassHostHeader || len(svc.LoadBalancer.Servers) != 1 || svc.LoadBalancer.Servers[0].URL != "http://192.0.2.10" {
@@ -184,7 +198,7 @@ func TestRoutes(t *testing.T) {
 
 	// Hub → site removes the ConfigMap and keeps the work.
 	testkit.Update(t, c, route, func(r *v1alpha1.FleetAppRoute) { r.Spec.Mode = v1alpha1.RouteSite })
-	v.routeIs("web", "True/Published", work, "https://shop.example.com/")
+	v.routeIs("web", "True/Published", work, "https://shop.apps.example.com/")
 	v.gone(&cm)
 
 	// No ingress entry, no join, a host already taken.
@@ -195,7 +209,7 @@ func TestRoutes(t *testing.T) {
 		v.app("lab", "hello", func(a *v1alpha1.FleetApp) { a.Spec.Cluster = "route-03" }),
 		v.route("api", "api", v1alpha1.RouteSite, "api.example.com", nil),
 		v.route("lab", "lab", v1alpha1.RouteSite, "lab.example.com", nil),
-		v.route("web-copy", "web", v1alpha1.RouteSite, "shop.example.com", nil))
+		v.route("web-copy", "web", v1alpha1.RouteSite, "shop.apps.example.com", nil))
 	v.routeIs("api", "False/NoIngress", "", "", "route-02")
 	v.routeIs("lab", "False/NotJoined", "", "", "route-03")
 	v.routeIs("web-copy", "False/HostTaken", "", "", "FleetAppRoute "+ws+"/web")
@@ -213,7 +227,7 @@ func TestRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	v.gone(route)
-	v.routeIs("web-copy", "True/Published", cluster+"/route."+ws+".web-copy", "http://shop.example.com/")
+	v.routeIs("web-copy", "True/Published", cluster+"/route."+ws+".web-copy", "http://shop.apps.example.com/")
 	v.gone(&workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: "route." + ws + ".web"}})
 	t.Logf("done in %v", time.Since(start))
 }

@@ -37,6 +37,10 @@ type Options struct {
 	// AlwaysWrite makes the routing reconciler rewrite everything on every reconcile: the naive
 	// baseline of the benchmark, never for use.
 	AlwaysWrite bool
+	// GatewayNamespace is where the app-routes reconciler writes the hub gateway's ConfigMaps:
+	// a namespace of the controller's that tenants cannot write; empty means
+	// DefaultGatewayNamespace.
+	GatewayNamespace string
 }
 
 // Reconcilers are the reconcilers of `fleet-controller hub`, by the name --controllers uses.
@@ -60,8 +64,8 @@ var Reconcilers = map[string]func(ctrl.Manager, Options) error{
 	"apps": func(mgr ctrl.Manager, _ Options) error {
 		return (&AppReconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}).SetupWithManager(mgr)
 	},
-	"app-routes": func(mgr ctrl.Manager, _ Options) error {
-		return (&AppRouteReconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}).SetupWithManager(mgr)
+	"app-routes": func(mgr ctrl.Manager, o Options) error {
+		return (&AppRouteReconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), GatewayNamespace: o.GatewayNamespace}).SetupWithManager(mgr)
 	},
 }
 

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
+	"github.com/umkim/terraform-provider-fleet/internal/controller"
 	"github.com/umkim/terraform-provider-fleet/internal/ocichain"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
 	"github.com/umkim/terraform-provider-fleet/internal/testkit"
@@ -185,9 +186,13 @@ func TestAppThroughTheFleet(t *testing.T) {
 			var ing networkingv1.Ingress
 			return &ing, spoke.Get(ctx, client.ObjectKey{Namespace: "hello", Name: "route." + pullWS + ".hello"}, &ing)
 		}
+		// The gateway's fragments live in the controller's gateway namespace.
+		if err := hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: controller.DefaultGatewayNamespace}}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
 		hubConfig := func() (*corev1.ConfigMap, error) {
 			var cm corev1.ConfigMap
-			return &cm, hub.Get(ctx, client.ObjectKey{Namespace: pullWS, Name: "fleet-route-hello"}, &cm)
+			return &cm, hub.Get(ctx, client.ObjectKey{Namespace: controller.DefaultGatewayNamespace, Name: controller.GatewayName(pullWS, "hello")}, &cm)
 		}
 		awaitRoute := func(mode v1alpha1.RouteMode, url string) {
 			t.Helper()

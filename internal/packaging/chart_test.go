@@ -104,7 +104,7 @@ func TestChartAppliesOnHub(t *testing.T) {
 		c := container(t, dep)
 		wantArgs(t, c.Args, "hub", "--controllers=routing,pull-status,sites,cluster-joins,storage-site,apps,app-routes", "--leader-elect=true",
 			"--leader-election-namespace="+namespace, "--metrics-bind-address=:8080",
-			"--health-probe-bind-address=:8081", "--max-concurrent-writes=16", "--kube-api-qps=50",
+			"--health-probe-bind-address=:8081", "--max-concurrent-writes=16", "--gateway-namespace=fleet-system", "--kube-api-qps=50",
 			"--kube-api-burst=100", "--zap-log-level=info", "--zap-encoder=json")
 		if want := "ghcr.io/umkim/fleet-controller:" + appVersion(t); c.Image != want {
 			t.Errorf("image = %q, want %q (the chart's appVersion)", c.Image, want)
@@ -185,7 +185,7 @@ func TestChartAppliesOnHub(t *testing.T) {
 	t.Run("one replica without leader election or metrics", func(t *testing.T) {
 		out, err := helmTemplate(t, helm, "--set", "controllers={routing}", "--set", "replicas=1",
 			"--set", "leaderElection.enabled=false", "--set", "metrics.enabled=false", "--set", "logLevel=debug",
-			"--set", "kubeAPI.qps=20.5", "--set", "kubeAPI.burst=40", "--set", "maxConcurrentWrites=4",
+			"--set", "kubeAPI.qps=20.5", "--set", "kubeAPI.burst=40", "--set", "maxConcurrentWrites=4", "--set", "gatewayNamespace=gateway",
 			"--set", "image.tag=dev", "--set", "extraArgs={--zap-devel}")
 		if err != nil {
 			t.Fatal(err)
@@ -198,7 +198,7 @@ func TestChartAppliesOnHub(t *testing.T) {
 		}
 		c := container(t, dep)
 		wantArgs(t, c.Args, "hub", "--controllers=routing", "--leader-elect=false", "--metrics-bind-address=0",
-			"--health-probe-bind-address=:8081", "--max-concurrent-writes=4", "--kube-api-qps=20.5",
+			"--health-probe-bind-address=:8081", "--max-concurrent-writes=4", "--gateway-namespace=gateway", "--kube-api-qps=20.5",
 			"--kube-api-burst=40", "--zap-log-level=debug", "--zap-encoder=json", "--zap-devel")
 		if c.Image != "ghcr.io/umkim/fleet-controller:dev" {
 			t.Errorf("image = %q, want the tag override", c.Image)
@@ -221,7 +221,7 @@ func TestChartAppliesOnHub(t *testing.T) {
 		wantArgs(t, container(t, dep).Args, "hub", "--controllers=routing,other", "--leader-elect=true",
 			"--leader-election-namespace="+namespace, "--leader-election-id=hub-a.fleet.umkim.io",
 			"--metrics-bind-address=:8080", "--health-probe-bind-address=:8081", "--max-concurrent-writes=16",
-			"--kube-api-qps=50", "--kube-api-burst=100", "--zap-log-level=info", "--zap-encoder=json")
+			"--gateway-namespace=fleet-system", "--kube-api-qps=50", "--kube-api-burst=100", "--zap-log-level=info", "--zap-encoder=json")
 		if dep.Spec.Template.Spec.ServiceAccountName != "fleet-hub" {
 			t.Errorf("serviceAccountName = %q, want fleet-hub", dep.Spec.Template.Spec.ServiceAccountName)
 		}

@@ -98,13 +98,14 @@ func TestAccAppPlanWarnings(t *testing.T) {
 // TestAccAppRoutePlanWarnings checks the warnings the CLI shows for a route where a resource of
 // the plan may change the cause: hub mode on a site without a hub gateway and site mode for a
 // cluster bound to no entry, when the site or join is managed by Terraform; a site with no WAN
-// path; a host and path claimed by a route Terraform manages; an app, its join or the site not on
+// path; a hub-mode host outside the gateway domain of a site Terraform manages; a host and path
+// claimed by a route Terraform manages; an app, its join or the site not on
 // the hub, where the check could not be made. Mode none checks nothing.
 func TestAccAppRoutePlanWarnings(t *testing.T) {
 	w := newCLIWorkdir(t)
 	ws := testWorkspace(t, testHub(t))
 	f := newHubFixtures(t, ws)
-	a, b, c, d := f.Usable("a"), f.Usable("b"), f.Usable("c"), f.Usable("d")
+	a, b, c, d, e := f.Usable("a"), f.Usable("b"), f.Usable("c"), f.Usable("d"), f.Usable("e")
 	h := newSiteHub(t, ws)
 	h.create("FleetSite", "managed-site", true, map[string]any{"edge": map[string]any{"ingress": []any{
 		map[string]any{"id": "proxy", "method": "reverse_proxy", "address": "edge.example.com"}}}})
@@ -112,7 +113,9 @@ func TestAccAppRoutePlanWarnings(t *testing.T) {
 	h.create("FleetClusterJoin", "ja", false, map[string]any{"cluster": a, "site": "managed-site"})
 	h.create("FleetClusterJoin", "jb", true, map[string]any{"cluster": b, "site": "bare"})
 	h.create("FleetClusterJoin", "jd", false, map[string]any{"cluster": d, "site": "nosite"})
-	for app, cluster := range map[string]string{"app-a": a, "app-b": b, "app-c": c, "app-d": d} {
+	h.create("FleetSite", "gw-site", true, map[string]any{"hubGateway": map[string]any{"enabled": true, "domain": "apps.example.com"}})
+	h.create("FleetClusterJoin", "je", false, map[string]any{"cluster": e, "site": "gw-site"})
+	for app, cluster := range map[string]string{"app-a": a, "app-b": b, "app-c": c, "app-d": d, "app-e": e} {
 		h.create("FleetApp", app, false, map[string]any{"chart": "hello", "cluster": cluster, "namespace": "web"})
 	}
 	h.create("FleetAppRoute", "other", true, map[string]any{"app": "app-a", "mode": "site", "host": "shared.example.com", "path": "/", "service": map[string]any{"name": "x", "port": 80}})
@@ -124,8 +127,9 @@ func TestAccAppRoutePlanWarnings(t *testing.T) {
 		appMissing = "App not on the hub"
 		notJoined  = "App's cluster not joined"
 		noSite     = "Site not on the hub"
+		outside    = "Host outside the hub gateway's domain"
 	)
-	all := []string{noGateway, noEntry, noWAN, hostTaken, appMissing, notJoined, noSite}
+	all := []string{noGateway, noEntry, noWAN, hostTaken, appMissing, notJoined, noSite, outside}
 	expect := func(step string, config string, want map[string][]string) {
 		t.Helper()
 		d, failed := w.plan(config)
@@ -139,11 +143,14 @@ func TestAccAppRoutePlanWarnings(t *testing.T) {
 
 	expect("hub mode without gateway", route("app-a", "hub", "a.example.com"), map[string][]string{noGateway: {chainA, "needs the site's hub_gateway enabled", mayFix, "(NoHubGateway)"}})
 	expect("site mode without entry", route("app-a", "site", "a.example.com"), map[string][]string{noEntry: {chainA, "the join binds it to none", mayFix, "(NoIngress)"}})
+	expect("hub host outside a managed site's domain", route("app-e", "hub", "e.example.com"), map[string][]string{outside: {
+		"FleetSite " + ws + "/gw-site", `domain "apps.example.com"`, `host "e.example.com" is neither`, mayFix, "(HostOutsideDomain)"}})
+	expect("hub host under the domain", route("app-e", "hub", "e.apps.example.com"), map[string][]string{})
 	expect("no WAN path", route("app-b", "site", "b.example.com"), map[string][]string{
 		noWAN:   {"FleetSite " + ws + "/bare, which has no ingress entry and no enabled hub gateway"},
 		noEntry: {"FleetClusterJoin " + ws + "/jb joins", mayFix}})
 	expect("host taken by a managed route", route("app-a", "hub", "shared.example.com"), map[string][]string{
-		hostTaken: {"publishes shared.example.com/", "FleetAppRoute " + ws + "/other on the hub already claims", "this plan may change or destroy it", "(HostTaken)"},
+		hostTaken: {"publishes shared.example.com/", "is held by FleetAppRoute " + ws + "/other", "this plan may change or destroy it", "(HostTaken)"},
 		noGateway: {chainA}})
 	expect("app missing", route("nope", "site", "n.example.com"), map[string][]string{appMissing: {`app "nope" is not a FleetApp of workspace ` + ws, "could not be checked"}})
 	expect("cluster not joined", route("app-c", "site", "c.example.com"), map[string][]string{notJoined: {"cluster \"" + c + "\" of FleetApp " + ws + "/app-c is joined by no FleetClusterJoin"}})
@@ -157,7 +164,7 @@ func TestAccAppRoutePlanWarnings(t *testing.T) {
 			name, name, ws, name+".example.com")
 	}
 	subject := route("app-a", "hub", "shared.example.com")
-	taken := map[string][]string{hostTaken: {"FleetAppRoute " + ws + "/other on the hub already claims"}, noGateway: {chainA}}
+	taken := map[string][]string{hostTaken: {"is held by FleetAppRoute " + ws + "/other"}, noGateway: {chainA}}
 	withSibling := map[string][]string{hostTaken: taken[hostTaken], noGateway: taken[noGateway],
 		noWAN: {"FleetSite " + ws + "/bare"}, noEntry: {"FleetClusterJoin " + ws + "/jb joins"}}
 	w.apply(sibling("s"))

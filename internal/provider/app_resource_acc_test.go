@@ -353,7 +353,8 @@ func TestAccAppRoute_planErrors(t *testing.T) {
 	h.create("FleetClusterJoin", "jb", false, map[string]any{"cluster": b, "site": "kubectl-site"})
 	h.create("FleetApp", "app-a", false, map[string]any{"chart": "hello", "cluster": a, "namespace": "web"})
 	h.create("FleetApp", "app-b", false, map[string]any{"chart": "hello", "cluster": b, "namespace": "web"})
-	h.create("FleetAppRoute", "taken", false, map[string]any{"app": "app-b", "mode": "hub", "host": "taken.example.com", "service": map[string]any{"name": "x", "port": 80}})
+	taken := "taken." + ws + ".example.com" // hosts are hub-wide: one of this workspace's own
+	h.create("FleetAppRoute", "taken", false, map[string]any{"app": "app-b", "mode": "hub", "host": taken, "service": map[string]any{"name": "x", "port": 80}})
 	route := func(app, mode, host string) string {
 		return appRouteConfig(ws, fmt.Sprintf("  app = %q\n  mode = %q\n  host = %q", app, mode, host))
 	}
@@ -386,14 +387,14 @@ func TestAccAppRoute_planErrors(t *testing.T) {
 			},
 			{
 				PreConfig:   onlyTaken,
-				Config:      route("app-a", "site", "taken.example.com"),
-				ExpectError: expectError("Host and path already routed", "publishes taken.example.com/", "FleetAppRoute "+ws+"/taken on the hub already claims", "Nothing was written to the hub"),
+				Config:      route("app-a", "site", taken),
+				ExpectError: expectError("Host and path already routed", "publishes "+taken+"/", "is held by FleetAppRoute "+ws+"/taken", "not managed by Terraform", "Nothing was written to the hub"),
 			},
 			{
 				// The same host under another path is free, and site mode through the join's entry is served: written.
 				PreConfig: onlyTaken,
-				Config:    appRouteConfig(ws, "  app = \"app-a\"\n  host = \"taken.example.com\"\n  path = \"/a\""),
-				Check: h.checkSpec("FleetAppRoute", "r", map[string]any{"app": "app-a", "mode": "site", "host": "taken.example.com", "path": "/a",
+				Config:    appRouteConfig(ws, "  app = \"app-a\"\n  host = \""+taken+"\"\n  path = \"/a\""),
+				Check: h.checkSpec("FleetAppRoute", "r", map[string]any{"app": "app-a", "mode": "site", "host": taken, "path": "/a",
 					"service": map[string]any{"name": "hello", "port": 80}}),
 			},
 		},
@@ -458,7 +459,8 @@ func TestAccAppRoutePlan_unknownSkips(t *testing.T) {
 		map[string]any{"id": "proxy", "method": "reverse_proxy", "address": "edge.example.com"}}}})
 	h.create("FleetClusterJoin", "ja", false, map[string]any{"cluster": a, "site": "kubectl-site", "edge": map[string]any{"ingressId": "proxy"}})
 	h.create("FleetApp", "app-a", false, map[string]any{"chart": "hello", "cluster": a, "namespace": "web"})
-	h.create("FleetAppRoute", "taken", false, map[string]any{"app": "app-a", "mode": "hub", "host": "taken.example.com", "service": map[string]any{"name": "x", "port": 80}})
+	taken := "taken." + ws + ".example.com"
+	h.create("FleetAppRoute", "taken", false, map[string]any{"app": "app-a", "mode": "hub", "host": taken, "service": map[string]any{"name": "x", "port": 80}})
 	d := newPlanDriverFor[appRouteModel](t, "fleet_app_route", nil)
 	route := func(name string, app, host types.String) *appRouteModel {
 		r := appRouteModel{App: app, Mode: types.StringValue("hub"), Host: host, Path: types.StringValue("/"),
@@ -470,12 +472,93 @@ func TestAccAppRoutePlan_unknownSkips(t *testing.T) {
 	if diags := d.plan(route("unknown", types.StringUnknown(), types.StringUnknown()), nil); len(diags) > 0 {
 		t.Errorf("route with unknown app and host: want no diagnostics, got\n%s", describeDiags(diags))
 	}
-	diags := d.plan(route("known", types.StringValue("app-a"), types.StringValue("taken.example.com")), nil)
+	diags := d.plan(route("known", types.StringValue("app-a"), types.StringValue(taken)), nil)
 	var summaries []string
 	for _, dg := range diags {
 		summaries = append(summaries, dg.Summary())
 	}
 	if diags.ErrorsCount() != 2 || !slices.Contains(summaries, "Site has no hub gateway") || !slices.Contains(summaries, "Host and path already routed") {
 		t.Errorf("route with app-a and the taken host: want the gateway and host errors, got\n%s", describeDiags(diags))
+	}
+}
+
+// TestAccAppRoute_gatewayRules: the hub gateway's rules at plan time, each an error naming the
+// attribute and nothing written: a path with issue 19's rule injection, a dot segment, a
+// wildcard host in hub mode, a hub-mode host outside the (unmanaged) site's gateway domain, and
+// a host another workspace's unmanaged route holds under another path. A host another
+// workspace's route holds that Terraform manages is a warning naming it (this plan may free it),
+// and a free host under the domain is written.
+func TestAccAppRoute_gatewayRules(t *testing.T) {
+	kube := testHub(t)
+	ws, other := testWorkspace(t, kube), testWorkspace(t, kube)
+	a := newHubFixtures(t, ws).Cluster("a", "", nil)
+	h := newSiteHub(t, ws)
+	h.create("FleetSite", "gw-site", false, map[string]any{"hubGateway": map[string]any{"enabled": true, "domain": "apps.example.com"}})
+	h.create("FleetClusterJoin", "ja", false, map[string]any{"cluster": a, "site": "gw-site"})
+	h.create("FleetApp", "app-a", false, map[string]any{"chart": "hello", "cluster": a, "namespace": "web"})
+	o := newSiteHub(t, other)
+	svc := map[string]any{"name": "x", "port": 80}
+	o.create("FleetAppRoute", "holder", false, map[string]any{"app": "x", "mode": "site", "host": "held.apps.example.com", "service": svc})
+	o.create("FleetAppRoute", "managed", true, map[string]any{"app": "x", "mode": "site", "host": "soft.apps.example.com", "service": svc})
+	route := func(mode, host, urlPath string) string {
+		return appRouteConfig(ws, fmt.Sprintf("  app = \"app-a\"\n  mode = %q\n  host = %q\n  path = %q", mode, host, urlPath))
+	}
+	nothingWritten := func() {
+		l, err := h.ri("FleetAppRoute").List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(l.Items) != 0 {
+			t.Errorf("%d FleetAppRoutes in %s after the failed plans, want none (nothing written)", len(l.Items), ws)
+		}
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Providers,
+		CheckDestroy:             h.checkGone,
+		Steps: []resource.TestStep{
+			{
+				Config:      route("hub", "shop.apps.example.com", "/x`) || Host(`held.apps.example.com`) && PathPrefix(`/"),
+				ExpectError: expectError("Invalid route path", "with fleet_app_route.r", "path = ", "is not allowed", "Write path as / or /-separated segments"),
+			},
+			{
+				PreConfig:   nothingWritten,
+				Config:      route("hub", "shop.apps.example.com", "/a/../b"),
+				ExpectError: expectError("Invalid route path", `has a ".." segment`),
+			},
+			{
+				PreConfig:   nothingWritten,
+				Config:      route("hub", "*.apps.example.com", "/"),
+				ExpectError: expectError("Wildcard host in hub mode", "never matches"),
+			},
+			{
+				PreConfig: nothingWritten,
+				Config:    route("hub", "shop.example.com", "/"),
+				ExpectError: expectError("Host outside the hub gateway's domain", `domain "apps.example.com"`, `host "shop.example.com" is neither`,
+					"Neither the app, its join nor the site is managed by Terraform", "Nothing was written to the hub"),
+			},
+			{
+				PreConfig: nothingWritten,
+				Config:    route("site", "held.apps.example.com", "/other"),
+				ExpectError: expectError("Host belongs to another workspace", "belongs to workspace "+other, "FleetAppRoute "+other+"/holder",
+					"not managed by Terraform", "Nothing was written to the hub"),
+			},
+			{
+				PreConfig: nothingWritten,
+				Config:    route("hub", "shop.apps.example.com", "/shop/"),
+				Check: h.checkSpec("FleetAppRoute", "r", map[string]any{"app": "app-a", "mode": "hub", "host": "shop.apps.example.com", "path": "/shop/",
+					"service": map[string]any{"name": "hello", "port": 80}}),
+			},
+		},
+	})
+
+	d := newPlanDriverFor[appRouteModel](t, "fleet_app_route", nil)
+	r := appRouteModel{App: types.StringValue("app-a"), Mode: types.StringValue("hub"), Host: types.StringValue("soft.apps.example.com"), Path: types.StringValue("/"),
+		Service: types.ObjectValueMust(routeServiceTypes, map[string]attr.Value{"name": types.StringValue("hello"), "port": types.Int64Value(80)}), TLS: types.ObjectNull(routeTLSTypes),
+		URL: types.StringUnknown(), Ready: types.BoolUnknown(), Reason: types.StringUnknown(), Message: types.StringUnknown()}
+	r.Name, r.Workspace, r.ID = types.StringValue("soft"), types.StringValue(ws), types.StringUnknown()
+	diags := d.plan(&r, nil)
+	if diags.ErrorsCount() != 0 || diags.WarningsCount() != 1 || diags[0].Summary() != "Host belongs to another workspace" ||
+		!strings.Contains(diags[0].Detail(), "FleetAppRoute "+other+"/managed is managed by Terraform") {
+		t.Errorf("route on a host a managed route of another workspace holds: want one warning naming it, got\n%s", describeDiags(diags))
 	}
 }

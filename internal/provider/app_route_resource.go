@@ -5,7 +5,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -18,10 +18,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
+	"github.com/umkim/terraform-provider-fleet/internal/fleetrules"
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
 	"github.com/umkim/terraform-provider-fleet/internal/hubresource"
 )
@@ -78,7 +80,7 @@ var appRouteKind = hubresource.Kind[appRouteModel]{
 		"Plan-time checks against the hub as the plan began, following the app to its cluster's join and site. An **error** only " +
 		"for what no resource of the plan can change — the app, its join and the site (or, for a host, the other route) are not " +
 		"managed by Terraform — and a **warning** otherwise: `hub` mode on a site without an enabled hub gateway; `site` mode for " +
-		"a cluster bound to no ingress entry of its site; the same `host` and `path` claimed by another route (named). A site with no " +
+		"a cluster bound to no ingress entry of its site; a `host` another workspace's route holds, or the same `host` and `path` claimed by another route of the workspace (named); in `hub` mode, a host outside the site's `hub_gateway.domain`. A site with no " +
 		"WAN path, the app's cluster in no ManagedClusterSet bound to the workspace (the route publishes nothing, `NotBound`), and an " +
 		"app, join or site not on the hub yet (the check could not be made), are warnings.",
 	Attributes: map[string]schema.Attribute{
@@ -87,11 +89,13 @@ var appRouteKind = hubresource.Kind[appRouteModel]{
 		"mode": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(routeModeSite),
 			MarkdownDescription: "Where the URL is served: `hub`, `site` (the default) or `none`.",
 			Validators:          []validator.String{stringvalidator.OneOf(routeModeHub, routeModeSite, routeModeNone)}},
-		"host": schema.StringAttribute{Optional: true, MarkdownDescription: "The URL's host name; required unless `mode` is `none`.",
+		"host": schema.StringAttribute{Optional: true, MarkdownDescription: "The URL's host name; required unless `mode` is `none`. In mode `hub`, the site's " +
+			"`hub_gateway.domain` or a name below it, and no wildcard. A host serves one workspace at a time: that of its first route (created first), whatever the path.",
 			Validators: []validator.String{stringvalidator.LengthBetween(1, 253), stringvalidator.RegexMatches(routeHostRE, "must be a lowercase DNS name, optionally starting with *.")}},
 		"path": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("/"),
-			MarkdownDescription: "The URL's path prefix; `/` by default.",
-			Validators:          []validator.String{stringvalidator.LengthBetween(1, 1024), stringvalidator.RegexMatches(regexp.MustCompile(`^/`), "must start with /")}},
+			MarkdownDescription: "The URL's path prefix; `/` by default. A strict URL path: `/`, or `/`-separated segments of letters, digits, " +
+				"`-._~$*+;=:@` and `%XX` escapes for any other character, none empty (`//`), `.` or `..`, optionally ending in `/`.",
+			Validators: []validator.String{stringvalidator.LengthBetween(1, 1024)}},
 		"service": schema.SingleNestedAttribute{Required: true,
 			MarkdownDescription: "The Service on the app's cluster, in the app's namespace, the route sends to.",
 			Attributes: map[string]schema.Attribute{
@@ -112,7 +116,7 @@ var appRouteKind = hubresource.Kind[appRouteModel]{
 			}},
 		"url":     schema.StringAttribute{Computed: true, MarkdownDescription: "The route's public URL once published; null in mode `none` and until reported."},
 		"ready":   schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether the route is published as its mode says; null until reported."},
-		"reason":  schema.StringAttribute{Computed: true, MarkdownDescription: "Reason of the Ready condition: `Published`, `AppNotFound`, `NotJoined`, `NoHubGateway`, `NoIngress`, `HostTaken` or `Unpublished`."},
+		"reason":  schema.StringAttribute{Computed: true, MarkdownDescription: "Reason of the Ready condition: `Published`, `AppNotFound`, `NotJoined`, `NoHubGateway`, `NoIngress`, `HostTaken`, `InvalidPath`, `WildcardHost`, `HostOutsideDomain`, `ConfigMapTaken`, `PublishFailed` or `Unpublished`."},
 		"message": schema.StringAttribute{Computed: true, MarkdownDescription: "Message of the Ready condition: what the route waits for."},
 	},
 	Owned:     []string{"spec"},
@@ -122,12 +126,26 @@ var appRouteKind = hubresource.Kind[appRouteModel]{
 	CheckPlan: checkAppRoutePlan,
 }
 
-// validateAppRoute checks that host is set unless mode is none.
+// validateAppRoute checks that host is set unless mode is none, that path is a strict URL path
+// (fleetrules.CheckRoutePath, as the CRD and the controller), and that a hub-mode host is no
+// wildcard.
 func validateAppRoute(_ context.Context, m *appRouteModel) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if !m.Mode.IsUnknown() && m.Mode.ValueString() != routeModeNone && m.Host.IsNull() {
 		diags.AddAttributeError(path.Root("host"), "Route without a host",
 			fmt.Sprintf("mode is %q: set host, the URL's host name (only mode = \"none\" publishes no URL).", cmp.Or(m.Mode.ValueString(), routeModeSite)))
+	}
+	if !m.Path.IsNull() && !m.Path.IsUnknown() {
+		if err := fleetrules.CheckRoutePath(m.Path.ValueString()); err != nil {
+			diags.AddAttributeError(path.Root("path"), "Invalid route path",
+				err.Error()+". Write path as / or /-separated segments of letters, digits, -._~$*+;=:@ and %XX escapes for any other character "+
+					"(%20 for a space), with no empty (//), . or .. segment.")
+		}
+	}
+	if m.Mode.ValueString() == routeModeHub && !m.Host.IsNull() && !m.Host.IsUnknown() {
+		if err := fleetrules.CheckHubHostName(m.Host.ValueString()); err != nil {
+			diags.AddAttributeError(path.Root("host"), "Wildcard host in hub mode", err.Error()+".")
+		}
 	}
 	return diags
 }
@@ -190,16 +208,18 @@ func routePathOf(s *v1alpha1.FleetAppRouteSpec) string { return cmp.Or(s.Path, "
 // checkAppRoutePlan checks the route against the hub as the plan began, under the rule that an
 // error is only for what no other resource of the plan can change:
 //
-//   - host and path claimed by another route: an error naming it when no Terraform configuration
+//   - the host held by another workspace's route, or host and path by another route of the
+//     workspace (fleetrules.HostBlocker): an error naming it when no Terraform configuration
 //     manages it, a warning when one does (this plan may change or destroy it);
 //   - the mode's needs, followed from the app to its cluster's join and the join's site: mode hub
-//     needs the site's hub gateway, mode site the cluster bound to an ingress entry of the site.
+//     needs the site's hub gateway and a host under its domain, mode site the cluster bound to an
+//     ingress entry of the site.
 //     An error when neither the app, the join nor the site is managed by Terraform, a warning
 //     otherwise; a site without a WAN path is a warning, and so is an app, join or site not on
 //     the hub (this plan may create it), where the check cannot be made.
 //
 // Only what the change touches is checked: the host claim when new or host, path or mode
-// changed; the mode's needs when new or app or mode changed. Unknown values skip their checks.
+// changed; the mode's needs when new or app, mode or host changed. Unknown values skip their checks.
 func checkAppRoutePlan(ctx context.Context, c hubresource.PlanCheck[appRouteModel]) diag.Diagnostics {
 	var diags diag.Diagnostics
 	p := c.Plan
@@ -221,14 +241,17 @@ func checkAppRoutePlan(ctx context.Context, c hubresource.PlanCheck[appRouteMode
 	if !p.Host.IsUnknown() && !p.Path.IsUnknown() && changed(mode, host, urlPath) {
 		checkRouteHost(ctx, c, id, &diags)
 	}
-	if !p.App.IsUnknown() && changed(mode, app) {
+	if !p.App.IsUnknown() && changed(mode, app, host) {
 		checkRouteMode(ctx, c, id, &diags)
 	}
 	return diags
 }
 
-// checkRouteHost reports the other routes of the hub, in any workspace, that claim the route's
-// host and path.
+// checkRouteHost reports the route of the hub, in any workspace, that keeps the route from
+// publishing its host and path, by fleetrules.HostBlocker (the controller's rule): an error when
+// it blocks with every route Terraform manages left out (no resource of this plan can free the
+// host), else a warning naming the route that blocks. The planned route is ordered as created
+// when it exists on the hub and is not replaced, else after every route there.
 func checkRouteHost(ctx context.Context, c hubresource.PlanCheck[appRouteModel], id string, diags *diag.Diagnostics) {
 	host, urlPath := c.Plan.Host.ValueString(), c.Plan.Path.ValueString()
 	routes, err := c.Hub.List(ctx, fleetAppRouteKind, "", "")
@@ -236,34 +259,47 @@ func checkRouteHost(ctx context.Context, c hubresource.PlanCheck[appRouteModel],
 		diags.AddWarning("Host not checked", fmt.Sprintf("Could not list the hub's FleetAppRoutes to check that no other route claims %s%s: %v.", host, urlPath, c.Env.CheckErr(ctx, err)))
 		return
 	}
+	me := v1alpha1.FleetAppRoute{ObjectMeta: metav1.ObjectMeta{Namespace: c.Workspace, Name: c.Plan.Name.ValueString(), CreationTimestamp: metav1.NewTime(time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC))},
+		Spec: v1alpha1.FleetAppRouteSpec{Mode: v1alpha1.RouteMode(c.Plan.Mode.ValueString()), Host: host, Path: urlPath}}
 	fm := c.Env.Client.FieldManager()
-	var managed, unmanaged []string
+	var all, unmanaged []v1alpha1.FleetAppRoute
 	for i := range routes {
 		o := &routes[i]
-		if o.GetNamespace()+"/"+o.GetName() == id || o.GetDeletionTimestamp() != nil {
-			continue
-		}
 		var r v1alpha1.FleetAppRoute
-		if runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &r) != nil ||
-			routeModeOf(&r.Spec) == routeModeNone || r.Spec.Host != host || routePathOf(&r.Spec) != urlPath {
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &r) != nil {
 			continue
 		}
-		if hub.ManagedByTerraform(o, fm) {
-			managed = append(managed, o.GetNamespace()+"/"+o.GetName())
-		} else {
-			unmanaged = append(unmanaged, o.GetNamespace()+"/"+o.GetName())
+		if o.GetNamespace()+"/"+o.GetName() == id {
+			if c.Prior != nil && !c.Replace {
+				me.CreationTimestamp = r.CreationTimestamp
+			}
+			continue
+		}
+		all = append(all, r)
+		if !hub.ManagedByTerraform(o, fm) {
+			unmanaged = append(unmanaged, r)
 		}
 	}
-	claim := fmt.Sprintf("FleetAppRoute %s publishes %s%s, which", id, host, urlPath)
-	switch {
-	case len(unmanaged) > 0:
-		diags.AddAttributeError(path.Root("host"), "Host and path already routed",
-			fmt.Sprintf("%s FleetAppRoute %s on the hub already claims, and no Terraform configuration manages it, so no resource of this plan can free them: "+
-				"choose another host or path, or remove that route on the hub. Nothing was written to the hub.", claim, strings.Join(unmanaged, ", ")))
-	case len(managed) > 0:
-		diags.AddAttributeWarning(path.Root("host"), "Host and path already routed",
-			fmt.Sprintf("%s FleetAppRoute %s on the hub already claims. That route is managed by Terraform, so this plan may change or destroy it; "+
-				"otherwise apply writes %s, which is not Ready (HostTaken) while the other claims them.", claim, strings.Join(managed, ", "), id))
+	summary := func(b *v1alpha1.FleetAppRoute) string {
+		if b.Namespace != me.Namespace {
+			return "Host belongs to another workspace"
+		}
+		return "Host and path already routed"
+	}
+	claimOf := func(b *v1alpha1.FleetAppRoute) string {
+		return fmt.Sprintf("FleetAppRoute %s publishes %s%s, but %s.", id, host, urlPath, fleetrules.HostTakenMessage(&me, b))
+	}
+	if b := fleetrules.HostBlocker(unmanaged, &me); b != nil {
+		claim := claimOf(b)
+		diags.AddAttributeError(path.Root("host"), summary(b),
+			fmt.Sprintf("%s FleetAppRoute %s/%s is not managed by Terraform, so no resource of this plan can free the host. Nothing was written to the hub.", claim, b.Namespace, b.Name))
+		return
+	}
+	if b := fleetrules.HostBlocker(all, &me); b != nil {
+		claim := claimOf(b)
+		diags.AddAttributeWarning(path.Root("host"), summary(b),
+			fmt.Sprintf("%s FleetAppRoute %s/%s is managed by Terraform, so this plan may change or destroy it; otherwise apply writes %s, which is not Ready (HostTaken) while the other holds the host.",
+				claim, b.Namespace, b.Name, id))
 	}
 }
 
@@ -342,10 +378,18 @@ func checkRouteMode(ctx context.Context, c hubresource.PlanCheck[appRouteModel],
 	var problem, needs, fix, reason string
 	switch mode {
 	case routeModeHub:
-		if site.Spec.HubGateway == nil || !site.Spec.HubGateway.Enabled {
+		host := p.Host.ValueString()
+		switch gw := site.Spec.HubGateway; {
+		case gw == nil || !gw.Enabled:
 			problem, reason = "Site has no hub gateway", "NoHubGateway"
 			needs = "mode hub is served by the hub's gateway, which needs the site's hub_gateway enabled, and it is not"
 			fix = "enable the site's hub_gateway, or use mode = \"site\""
+		case p.Host.IsUnknown() || p.Host.IsNull() || fleetrules.CheckHubHostName(host) != nil:
+			// Unknown: checked at apply; a wildcard: ValidateConfig's error.
+		case fleetrules.CheckHubHost(host, gw.Domain) != nil:
+			problem, reason = "Host outside the hub gateway's domain", "HostOutsideDomain"
+			needs = fmt.Sprintf("the site's hub gateway serves its domain %q and the names below it, and host %q is neither", gw.Domain, host)
+			fix = fmt.Sprintf("use a host ending in .%s, or change the site's hub_gateway domain, or use mode = \"site\"", gw.Domain)
 		}
 	case routeModeSite:
 		entry := join.IngressID()
