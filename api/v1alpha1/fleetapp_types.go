@@ -26,8 +26,9 @@ type FleetAppSpec struct {
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	ReleaseName string `json:"releaseName,omitempty"`
 
-	// Namespace on the cluster the release is installed in, created if missing. It cannot be
-	// changed.
+	// Namespace on the cluster the release is installed in, created if missing. It must be the
+	// workspace's on the cluster: created by the agent for it, or labelled
+	// fleet.umkim.io/workspace=<workspace> by the cluster's administrator. It cannot be changed.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`

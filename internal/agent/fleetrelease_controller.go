@@ -398,9 +398,10 @@ func deploy(ctx context.Context, cfg *action.Configuration, exists bool, name, n
 }
 
 // uninstall uninstalls the release if the agent installed it for rel's app; one that is not
-// installed, or whose namespace is gone, is fine, and one owned elsewhere is left alone.
+// installed, or whose namespace is gone or not the workspace's, is fine, and one owned elsewhere
+// is left alone.
 func (r *FleetReleaseReconciler) uninstall(ctx context.Context, rel *v1alpha1.FleetRelease, log logr.Logger) error {
-	if ok, err := r.access().namespaceExists(ctx, rel.Spec.Namespace); err != nil || !ok {
+	if ok, err := r.access().workspaceNamespace(ctx, rel.Spec.Workspace, rel.Spec.Namespace); err != nil || !ok {
 		return err
 	}
 	// The binding may be gone, or never made (the release waited for its chart).

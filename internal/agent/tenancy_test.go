@@ -152,12 +152,14 @@ func TestReleaseAsWorkspaceServiceAccount(t *testing.T) {
 }
 
 // A release the agent did not install for the app, by hand (the Helm SDK as the cluster's
-// administrator) or for another workspace's app, is left untouched: the FleetRelease is
-// OwnedElsewhere, the revision stays, and deleting the FleetRelease does not uninstall it.
-// With adopt the agent upgrades it and records the app as its owner, and then uninstalls it.
+// administrator) or for another app, is left untouched: the FleetRelease is OwnedElsewhere, the
+// revision stays, and deleting the FleetRelease does not uninstall it. With adopt the agent
+// upgrades it and records the app as its owner, and then uninstalls it. A workspace cannot
+// release into a namespace that is not its own (another workspace's, kube-system): it is not
+// bound there.
 func TestReleaseOwnedElsewhere(t *testing.T) {
 	const target = "app-owned"
-	c := startSpoke(t, target)
+	c := startSpoke(t, ocichain.Namespace)
 	reg := startRegistry(t)
 	reg.PushChartT(t, "charts/hello", testbed.HelloChart("hello", "0.1.0"))
 	for _, ws := range []string{"owner-one", "owner-two"} {
@@ -167,7 +169,12 @@ func TestReleaseOwnedElsewhere(t *testing.T) {
 	newPull(t, c, ocichain.Namespace, "owned-one", v1alpha1.OCIPullSpec{Workspace: "owner-one", Repository: "charts/hello", Tag: "0.1.0"})
 	newPull(t, c, ocichain.Namespace, "owned-two", v1alpha1.OCIPullSpec{Workspace: "owner-two", Repository: "charts/hello", Tag: "0.1.0"})
 
-	// By hand: `helm install byhand` as the administrator.
+	// The administrator's namespace, which they let workspace one release to, and a release
+	// there by hand: `helm install byhand`.
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: target, Labels: map[string]string{v1alpha1.ReleaseWorkspaceLabel: "owner-one"}}}
+	if err := c.Create(t.Context(), ns); err != nil {
+		t.Fatal(err)
+	}
 	chrt, err := loader.LoadArchive(strings.NewReader(string(testbed.HelloChart("hello", "0.1.0"))))
 	if err != nil {
 		t.Fatal(err)
@@ -183,12 +190,12 @@ func TestReleaseOwnedElsewhere(t *testing.T) {
 	}
 	t.Cleanup(func() { _, _ = action.NewUninstall(cfg).Run("byhand") })
 
-	newRelease := func(name, ws, releaseName string, adopt bool, greeting string) *v1alpha1.FleetRelease {
+	newRelease := func(name, ws, app, namespace, releaseName string, adopt bool, greeting string) *v1alpha1.FleetRelease {
 		t.Helper()
 		rel := &v1alpha1.FleetRelease{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ocichain.Namespace, Name: name},
-			Spec: v1alpha1.FleetReleaseSpec{Workspace: ws, App: "web", Pull: "owned-" + strings.TrimPrefix(ws, "owner-"), ReleaseName: releaseName,
-				Namespace: target, Adopt: adopt, Values: &apiextensionsv1.JSON{Raw: []byte(`{"greeting":"` + greeting + `"}`)}},
+			Spec: v1alpha1.FleetReleaseSpec{Workspace: ws, App: app, Pull: "owned-" + strings.TrimPrefix(ws, "owner-"), ReleaseName: releaseName,
+				Namespace: namespace, Adopt: adopt, Values: &apiextensionsv1.JSON{Raw: []byte(`{"greeting":"` + greeting + `"}`)}},
 		}
 		if err := c.Create(t.Context(), rel); err != nil {
 			t.Fatal(err)
@@ -204,9 +211,17 @@ func TestReleaseOwnedElsewhere(t *testing.T) {
 			return nil
 		}
 	}
+	failedWith := func(want string) func(v1alpha1.FleetReleaseStatus) error {
+		return func(s v1alpha1.FleetReleaseStatus) error {
+			if s.Phase != v1alpha1.ReleaseFailed || !strings.Contains(s.Message, want) {
+				return fmt.Errorf("phase %q, message %q; want Failed with %q", s.Phase, s.Message, want)
+			}
+			return nil
+		}
+	}
 
 	// The hand-installed release is refused and left as it is, also once the FleetRelease goes.
-	refused := newRelease("owned-refused", "owner-one", "byhand", false, "from-the-app")
+	refused := newRelease("owned-refused", "owner-one", "web", target, "byhand", false, "from-the-app")
 	waitRelease(t, c, refused, "refused: installed by hand", ownedElsewhere("not installed by fleet-controller agent"))
 	deleteRelease(t, c, refused)
 	if got := helmRevisions(t, c, target, "byhand"); !slices.Equal(got, []string{"1"}) {
@@ -214,22 +229,40 @@ func TestReleaseOwnedElsewhere(t *testing.T) {
 	}
 	wantConfigMap(t, c, target, "byhand-hello", "by-hand")
 
-	// Another workspace's app of the same name may not take over workspace one's release.
-	mine := newRelease("owned-mine", "owner-one", "shared", false, "one")
-	waitRelease(t, c, mine, "workspace one's release deployed", deployed(1, 1))
-	theirs := newRelease("owned-theirs", "owner-two", "shared", false, "two")
-	waitRelease(t, c, theirs, "workspace two refused", ownedElsewhere(`app "web" of workspace "owner-one"`))
+	// Another app of the workspace may not take over the app's release.
+	mine := newRelease("owned-mine", "owner-one", "web", target, "shared", false, "one")
+	waitRelease(t, c, mine, "app web's release deployed", deployed(1, 1))
+	theirs := newRelease("owned-theirs", "owner-one", "api", target, "shared", false, "api")
+	waitRelease(t, c, theirs, "app api refused", ownedElsewhere(`app "web" of workspace "owner-one"`))
 	deleteRelease(t, c, theirs)
 	if got := helmRevisions(t, c, target, "shared"); !slices.Equal(got, []string{"1"}) {
-		t.Errorf("revisions of workspace one's release after workspace two's came and went: %v, want [1]", got)
+		t.Errorf("revisions of app web's release after app api's came and went: %v, want [1]", got)
 	}
 	wantConfigMap(t, c, target, "shared-hello", "one")
 
+	// Workspace two may not release into workspace one's namespace nor into kube-system: it is
+	// bound in neither, and nothing of it is installed there.
+	for _, namespace := range []string{target, "kube-system"} {
+		rel := newRelease("owned-two-"+namespace, "owner-two", "web", namespace, "shared", false, "two")
+		waitRelease(t, c, rel, "workspace two refused in "+namespace, failedWith("is not workspace owner-two's"))
+		err := c.Get(t.Context(), client.ObjectKey{Namespace: namespace, Name: agent.WorkspaceServiceAccount("owner-two")}, &rbacv1.RoleBinding{})
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("RoleBinding of workspace two in %s: %v, want NotFound", namespace, err)
+		}
+		deleteRelease(t, c, rel)
+	}
+	if got := helmRevisions(t, c, target, "shared"); !slices.Equal(got, []string{"1"}) {
+		t.Errorf("revisions of app web's release after workspace two's came and went: %v, want [1]", got)
+	}
+	if got := helmRevisions(t, c, "kube-system", "shared"); len(got) != 0 {
+		t.Errorf("workspace two's release in kube-system: revisions %v, want none", got)
+	}
+
 	// Adopt: the hand-installed release is upgraded and becomes the app's, then uninstalled.
-	adopted := newRelease("owned-adopted", "owner-two", "byhand", true, "adopted")
+	adopted := newRelease("owned-adopted", "owner-one", "adopter", target, "byhand", true, "adopted")
 	waitRelease(t, c, adopted, "adopted", deployed(2, 1))
 	wantConfigMap(t, c, target, "byhand-hello", "adopted")
-	if got, want := helmLabels(t, c, target, "byhand"), v1alpha1.ReleaseOwner("owner-two", "web"); !hasLabels(got, want) {
+	if got, want := helmLabels(t, c, target, "byhand"), v1alpha1.ReleaseOwner("owner-one", "adopter"); !hasLabels(got, want) {
 		t.Errorf("labels of the adopted release %v, want the owner's %v", got, want)
 	}
 	deleteRelease(t, c, adopted)

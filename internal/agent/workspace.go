@@ -23,6 +23,11 @@ import (
 // would delete it under the others). In each namespace a workspace releases to, a RoleBinding of
 // the same name binds it the workspace ClusterRole (--workspace-role, the chart's
 // agent.workspaceRole). The agent itself only creates these and impersonates the accounts.
+//
+// A release namespace is the workspace's when it carries the label fleet.umkim.io/workspace with
+// the workspace's name: the agent sets it on the namespaces it creates, an administrator may set
+// it on others. The agent binds a workspace nowhere else, so that no workspace gets rights in
+// kube-system or in another workspace's namespace by naming it.
 
 // +kubebuilder:rbac:groups="",namespace=fleet-system,resources=serviceaccounts,verbs=get;create;impersonate
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;create
@@ -71,9 +76,17 @@ func (a *workspaceAccess) ensure(ctx context.Context, workspace, namespace strin
 	if err := a.create(ctx, sa, &corev1.ServiceAccount{}); err != nil {
 		return fmt.Errorf("the ServiceAccount %s/%s of workspace %s: %w", a.Namespace, name, workspace, err)
 	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
-	if err := a.create(ctx, ns, &corev1.Namespace{}); err != nil {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace, Labels: labels}}
+	var existing corev1.Namespace
+	if err := a.create(ctx, ns, &existing); err != nil {
 		return fmt.Errorf("the release namespace %s: %w", namespace, err)
+	}
+	if existing.Name != "" && existing.Labels[v1alpha1.ReleaseWorkspaceLabel] != workspace {
+		// Binding the workspace role in a namespace that is not the workspace's (kube-system,
+		// another workspace's) would hand the workspace what lives there.
+		return fmt.Errorf("the release namespace %s exists and is not workspace %s's (label %s=%q): the agent binds workspace %s "+
+			"only in namespaces it created for it; label the namespace %s=%s to let the workspace release there, or choose another namespace",
+			namespace, workspace, v1alpha1.ReleaseWorkspaceLabel, existing.Labels[v1alpha1.ReleaseWorkspaceLabel], workspace, v1alpha1.ReleaseWorkspaceLabel, workspace)
 	}
 	want := &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: labels},
@@ -123,23 +136,24 @@ func (a *workspaceAccess) awaitBinding(ctx context.Context, workspace, namespace
 	return nil
 }
 
-// create creates obj unless it exists (read uncached into into).
+// create creates obj unless it exists; an existing one is read, uncached, into into, which is
+// left empty when obj was created.
 func (a *workspaceAccess) create(ctx context.Context, obj, into client.Object) error {
 	err := a.Reader.Get(ctx, client.ObjectKeyFromObject(obj), into)
 	if apierrors.IsNotFound(err) {
-		err = a.Client.Create(ctx, obj)
-	}
-	if apierrors.IsAlreadyExists(err) {
-		return nil
+		if err = a.Client.Create(ctx, obj); apierrors.IsAlreadyExists(err) {
+			err = a.Reader.Get(ctx, client.ObjectKeyFromObject(obj), into) // created meanwhile
+		}
 	}
 	return err
 }
 
-// namespaceExists tells whether the release namespace is there.
-func (a *workspaceAccess) namespaceExists(ctx context.Context, namespace string) (bool, error) {
-	err := a.Reader.Get(ctx, client.ObjectKey{Name: namespace}, &corev1.Namespace{})
+// workspaceNamespace tells whether the release namespace is there and the workspace's.
+func (a *workspaceAccess) workspaceNamespace(ctx context.Context, workspace, namespace string) (bool, error) {
+	var ns corev1.Namespace
+	err := a.Reader.Get(ctx, client.ObjectKey{Name: namespace}, &ns)
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
-	return err == nil, err
+	return err == nil && ns.Labels[v1alpha1.ReleaseWorkspaceLabel] == workspace, err
 }

@@ -103,7 +103,7 @@ var appKind = hubresource.Kind[appModel]{
 			Validators:          []validator.String{stringvalidator.LengthBetween(1, 53), stringvalidator.RegexMatches(dnsLabelRE, dnsLabelMsg)},
 			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()}},
 		"namespace": schema.StringAttribute{Required: true,
-			MarkdownDescription: "Namespace on the cluster the release is installed in, created if missing. Changing it replaces the app.",
+			MarkdownDescription: "Namespace on the cluster the release is installed in, created if missing. It must be the workspace's on the cluster: one the agent created for it, or one the cluster's administrator labelled `fleet.umkim.io/workspace=<workspace>`; any other (`kube-system`, another workspace's) fails the release. Changing it replaces the app.",
 			Validators:          []validator.String{stringvalidator.LengthBetween(1, 63), stringvalidator.RegexMatches(dnsLabelRE, dnsLabelMsg)},
 			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()}},
 		"values": schema.StringAttribute{Optional: true, Computed: true, CustomType: valuesType{},
