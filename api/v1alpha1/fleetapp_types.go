@@ -26,8 +26,9 @@ type FleetAppSpec struct {
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	ReleaseName string `json:"releaseName,omitempty"`
 
-	// Namespace on the cluster the release is installed in, created if missing. It cannot be
-	// changed.
+	// Namespace on the cluster the release is installed in, created if missing. It must be the
+	// workspace's on the cluster: created by the agent for it, or labelled
+	// fleet.umkim.io/workspace=<workspace> by the cluster's administrator. It cannot be changed.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
@@ -45,6 +46,14 @@ type FleetAppSpec struct {
 	// values. The Secret is delivered to the cluster with the release request.
 	// +optional
 	ValuesSecretRef *SecretKeyRef `json:"valuesSecretRef,omitempty"`
+
+	// Adopt lets the cluster's agent take over an existing Helm release of the same name and
+	// namespace that it did not install for this app (installed by hand with helm, or for
+	// another app): it upgrades it with this app's chart and values and records the app as its
+	// owner. Without it the agent leaves such a release untouched and the app's phase is
+	// OwnedElsewhere.
+	// +optional
+	Adopt bool `json:"adopt,omitempty"`
 }
 
 // ReleaseName is the app's Helm release name.
@@ -56,7 +65,7 @@ func (a *FleetApp) ReleaseName() string {
 }
 
 // AppPhase is where an app's release stands.
-// +kubebuilder:validation:Enum=Pending;Pulling;WaitingForArtifact;Installing;Deployed;Failed
+// +kubebuilder:validation:Enum=Pending;Pulling;WaitingForArtifact;Installing;Deployed;Failed;OwnedElsewhere
 type AppPhase string
 
 // Phases of an app.
@@ -74,6 +83,10 @@ const (
 	AppDeployed AppPhase = "Deployed"
 	// AppFailed: the pull failed at every registry, or Helm failed; the message says which.
 	AppFailed AppPhase = "Failed"
+	// AppOwnedElsewhere: the cluster has a Helm release of that name and namespace that the agent
+	// did not install for this app; it is left untouched. Set spec.adopt to take it over, or
+	// pick another release name or namespace.
+	AppOwnedElsewhere AppPhase = "OwnedElsewhere"
 )
 
 // FleetAppStatus is written by `fleet-controller hub` (the apps reconciler) from what the

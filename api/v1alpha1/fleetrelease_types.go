@@ -9,10 +9,40 @@ import (
 // deleting it uninstalls the Helm release first.
 const UninstallFinalizer = "fleet.umkim.io/helm-uninstall"
 
+// Labels `fleet-controller agent` sets on the Helm releases it installs (Helm keeps them on the
+// release's Secrets): the release's owner. The agent upgrades and uninstalls only a release whose
+// labels name the FleetRelease's workspace and app, unless the FleetRelease says adopt.
+const (
+	// ReleaseWorkspaceLabel is the workspace (hub namespace) whose app installed the release.
+	ReleaseWorkspaceLabel = "fleet.umkim.io/workspace"
+	// ReleaseAppLabel is the name of the FleetApp that installed the release, cut with a hash
+	// suffix to the 63 characters of a label value when longer (ReleaseOwner).
+	ReleaseAppLabel = "fleet.umkim.io/app"
+)
+
+// ReleaseOwner is the owner labels of a Helm release installed for the app of workspace.
+func ReleaseOwner(workspace, app string) map[string]string {
+	return map[string]string{ReleaseWorkspaceLabel: workspace, ReleaseAppLabel: BoundedName(app, MaxLabel)}
+}
+
 // FleetReleaseSpec asks `fleet-controller agent` on a workload cluster to install the chart an
 // OCIPull of the same namespace pulled, as a Helm release. The hub's apps reconciler writes it
 // from a FleetApp; it is not meant to be written by hand.
 type FleetReleaseSpec struct {
+	// Workspace is the hub workspace (namespace) of the app: Helm acts as the workspace's
+	// ServiceAccount, and the release records it as its owner.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="workspace is immutable"
+	Workspace string `json:"workspace"`
+
+	// App is the name of the FleetApp on the hub, recorded on the release as its owner with the
+	// workspace.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="app is immutable"
+	App string `json:"app"`
+
 	// Pull is the name of the OCIPull, in the release's namespace, that pulls the chart.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
@@ -40,10 +70,17 @@ type FleetReleaseSpec struct {
 	// JSON) are merged over values.
 	// +optional
 	ValuesSecretRef *SecretKeyRef `json:"valuesSecretRef,omitempty"`
+
+	// Adopt lets the agent take over a Helm release of the same name and namespace that it did
+	// not install for this app (one installed by hand, or for another app): it upgrades it and
+	// records the app as its owner. Without it such a release is left untouched and the
+	// FleetRelease's phase is OwnedElsewhere.
+	// +optional
+	Adopt bool `json:"adopt,omitempty"`
 }
 
 // ReleasePhase is where a release stands on the cluster.
-// +kubebuilder:validation:Enum=Pending;Installing;Deployed;Failed
+// +kubebuilder:validation:Enum=Pending;Installing;Deployed;Failed;OwnedElsewhere
 type ReleasePhase string
 
 // Phases of a release.
@@ -56,6 +93,10 @@ const (
 	ReleaseDeployed ReleasePhase = "Deployed"
 	// ReleaseFailed: the chart could not be loaded or Helm failed.
 	ReleaseFailed ReleasePhase = "Failed"
+	// ReleaseOwnedElsewhere: a Helm release of that name and namespace exists that the agent did
+	// not install for this app (installed by hand, or for another app); the agent leaves it
+	// untouched, never upgrades nor uninstalls it, unless spec.adopt is set.
+	ReleaseOwnedElsewhere ReleasePhase = "OwnedElsewhere"
 )
 
 // FleetReleaseStatus is written by `fleet-controller agent`.

@@ -14,13 +14,16 @@ import (
 	"github.com/go-logr/logr"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
+	"github.com/umkim/terraform-provider-fleet/config/rbac"
 	"github.com/umkim/terraform-provider-fleet/internal/agent"
 	"github.com/umkim/terraform-provider-fleet/internal/manager"
 	"github.com/umkim/terraform-provider-fleet/internal/ocichain"
@@ -72,11 +75,68 @@ func startSpoke(t *testing.T, ns string) client.Client {
 	return c
 }
 
-// runAgent runs an agent manager on the spoke until the test ends; it returns the cache dir.
+// agentAccount is the ServiceAccount, in fleet-system, the tests' agents run as, with the roles
+// the chart gives it (config/rbac: the generated agent roles, the default workspace role).
+const agentAccount = "fleet-controller-agent"
+
+var (
+	grantOnce sync.Once
+	grantErr  error
+)
+
+// agentConfig is the spoke's config acting as agentAccount, granted what the chart grants.
+func agentConfig(t *testing.T, c client.Client) *rest.Config {
+	t.Helper()
+	grantOnce.Do(func() { grantErr = grantAgent(context.Background(), c) })
+	if grantErr != nil {
+		t.Fatal(grantErr)
+	}
+	cfg := rest.CopyConfig(spoke.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ocichain.Namespace + ":" + agentAccount}
+	return cfg
+}
+
+// grantAgent creates agentAccount and binds it the agent's generated roles, and creates the
+// default workspace ClusterRole, as the chart does.
+func grantAgent(ctx context.Context, c client.Client) error {
+	cluster, roles, err := rbac.Agent()
+	if err != nil {
+		return err
+	}
+	workspace, err := rbac.Workspace()
+	if err != nil {
+		return err
+	}
+	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ocichain.Namespace, Name: agentAccount}}
+	objs := []client.Object{
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ocichain.Namespace, Name: agentAccount}},
+		workspace, cluster,
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: cluster.Name}, Subjects: subject,
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: cluster.Name}},
+	}
+	for i := range roles {
+		r := &roles[i]
+		objs = append(objs, r, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: r.Name}, Subjects: subject,
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: r.Name}})
+	}
+	for _, o := range objs {
+		if err := c.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("granting the agent: %T %s: %w", o, o.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// runAgent runs an agent manager on the spoke, as agentAccount with only the chart's roles,
+// until the test ends; it returns the cache dir.
 func runAgent(t *testing.T) string {
 	t.Helper()
+	c, err := client.New(spoke.Config, client.Options{Scheme: agent.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := filepath.Join(t.TempDir(), "cache")
-	mgr, err := agent.NewManager(spoke.Config, agent.Options{
+	mgr, err := agent.NewManager(agentConfig(t, c), agent.Options{
 		Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, CacheDir: dir, RetryFailed: time.Minute,
 		Backoff: puller.Backoff{Initial: 400 * time.Millisecond, Max: time.Second},
 	})
@@ -185,7 +245,7 @@ func TestFailoverAfterReplicationWait(t *testing.T) {
 	t.Logf("spoke and registries up in %s", time.Since(start))
 
 	created := time.Now()
-	p := newPull(t, c, "app-failover", "web", v1alpha1.OCIPullSpec{Workspace: "failover", Repository: "apps/web", Tag: "v1"})
+	p := newPull(t, c, ocichain.Namespace, "web", v1alpha1.OCIPullSpec{Workspace: "failover", Repository: "apps/web", Tag: "v1"})
 	s := waitFor(t, c, p, 20*time.Second, "waiting for the mirror", func(s v1alpha1.OCIPullStatus) error {
 		if s.State != v1alpha1.OCIPullWaitingForArtifact {
 			return fmt.Errorf("state %q", s.State)
@@ -239,7 +299,7 @@ func TestChainArrivesAfterPull(t *testing.T) {
 	m := reg.PushT(t, "apps/api", "v2", []byte("api"))
 	runAgent(t)
 
-	p := newPull(t, c, "app-late", "api", v1alpha1.OCIPullSpec{Workspace: "late", Repository: "apps/api", Digest: m.Digest.String()})
+	p := newPull(t, c, ocichain.Namespace, "api", v1alpha1.OCIPullSpec{Workspace: "late", Repository: "apps/api", Digest: m.Digest.String()})
 	s := waitFor(t, c, p, 20*time.Second, "ChainNotDelivered", func(s v1alpha1.OCIPullStatus) error {
 		if r := meta.FindStatusCondition(s.Conditions, v1alpha1.ReadyCondition); r == nil || r.Reason != v1alpha1.ReasonChainNotDelivered {
 			return fmt.Errorf("ready %+v", r)
@@ -278,7 +338,7 @@ func TestChainChange(t *testing.T) {
 	putChain(t, c, ocichain.Chain{Workspace: "change", Route: "old", Registries: []puller.Registry{first.entry("first")}})
 	runAgent(t)
 
-	p := newPull(t, c, "app-change", "db", v1alpha1.OCIPullSpec{Workspace: "change", Repository: "apps/db", Tag: "v3"})
+	p := newPull(t, c, ocichain.Namespace, "db", v1alpha1.OCIPullSpec{Workspace: "change", Repository: "apps/db", Tag: "v3"})
 	s := waitFor(t, c, p, 20*time.Second, "pulled through the old chain", pulled)
 	if s.Registry != "first" || s.Route != "old" {
 		t.Fatalf("status: %+v; want registry first, route old", s)
@@ -313,7 +373,7 @@ func TestCachedDigestNotDownloadedAgain(t *testing.T) {
 	dir := runAgent(t)
 
 	bytesBefore := testkit.Counter("fleet_agent_pulled_bytes_total", nil)
-	one := newPull(t, c, "app-cache", "by-tag", v1alpha1.OCIPullSpec{Workspace: "cache", Repository: "apps/cache", Tag: "v1"})
+	one := newPull(t, c, ocichain.Namespace, "by-tag", v1alpha1.OCIPullSpec{Workspace: "cache", Repository: "apps/cache", Tag: "v1"})
 	waitFor(t, c, one, 20*time.Second, "first pull", pulled)
 	blobs, manifests := reg.Proxy.BlobGets.Load(), reg.Proxy.ManifestGets.Load()
 	pulledBytes := testkit.Counter("fleet_agent_pulled_bytes_total", nil) - bytesBefore
@@ -321,7 +381,7 @@ func TestCachedDigestNotDownloadedAgain(t *testing.T) {
 		t.Errorf("first pull: %d blob GETs, %d manifest GETs, %v bytes; want 3, 1 and some bytes", blobs, manifests, pulledBytes)
 	}
 
-	two := newPull(t, c, "app-cache", "by-digest", v1alpha1.OCIPullSpec{Workspace: "cache", Repository: "apps/cache", Digest: m.Digest.String()})
+	two := newPull(t, c, ocichain.Namespace, "by-digest", v1alpha1.OCIPullSpec{Workspace: "cache", Repository: "apps/cache", Digest: m.Digest.String()})
 	s := waitFor(t, c, two, 20*time.Second, "second pull", pulled)
 	if s.Digest != m.Digest.String() || s.Registry != "reg" {
 		t.Errorf("second pull: %+v", s)
@@ -355,7 +415,7 @@ func TestSpecRulesAndFailure(t *testing.T) {
 	putChain(t, c, ocichain.Chain{Workspace: "fail", Route: "r", ReplicationWait: "0s", Registries: []puller.Registry{reg.entry("empty")}})
 	runAgent(t)
 	failedBefore := testkit.Counter("fleet_agent_pulls_total", map[string]string{"state": "Failed"})
-	p := newPull(t, c, "app-fail", "missing", v1alpha1.OCIPullSpec{Workspace: "fail", Repository: "apps/missing", Tag: "v1"})
+	p := newPull(t, c, ocichain.Namespace, "missing", v1alpha1.OCIPullSpec{Workspace: "fail", Repository: "apps/missing", Tag: "v1"})
 	s := waitFor(t, c, p, 20*time.Second, "failed", func(s v1alpha1.OCIPullStatus) error {
 		if s.State != v1alpha1.OCIPullFailed {
 			return fmt.Errorf("state %q", s.State)

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -44,13 +45,11 @@ import (
 	"github.com/umkim/terraform-provider-fleet/internal/manager"
 )
 
-// +kubebuilder:rbac:groups=fleet.umkim.io,resources=fleetreleases,verbs=get;list;watch;patch;update
-// +kubebuilder:rbac:groups=fleet.umkim.io,resources=fleetreleases/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=fleet.umkim.io,resources=fleetreleases/finalizers,verbs=update
-// Helm installs whatever the chart of a FleetRelease holds (any kind, in any namespace, the
-// namespace itself and Helm's release Secrets included), so the agent may do anything; the
-// chart's README (agent mode) says so.
-// +kubebuilder:rbac:groups="*",resources="*",verbs="*"
+// The agent reads FleetReleases in its own namespace only; Helm acts as the release's
+// workspace ServiceAccount (workspace.go), never with the agent's own rights.
+// +kubebuilder:rbac:groups=fleet.umkim.io,namespace=fleet-system,resources=fleetreleases,verbs=get;list;watch;patch;update
+// +kubebuilder:rbac:groups=fleet.umkim.io,namespace=fleet-system,resources=fleetreleases/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=fleet.umkim.io,namespace=fleet-system,resources=fleetreleases/finalizers,verbs=update
 
 // Defaults of the release reconciler.
 const (
@@ -72,15 +71,30 @@ const (
 // FleetReleaseReconciler installs the chart an OCIPull brought into the layout at CacheDir as the
 // Helm release each FleetRelease describes, upgrades it when the spec, the chart or the values
 // change, and uninstalls it when the FleetRelease goes (finalizer v1alpha1.UninstallFinalizer).
-// Helm keeps the release's history in Secrets of the release's namespace, as the helm CLI does.
+// Helm keeps the release's history in Secrets of the release's namespace, as the helm CLI does,
+// and acts as the workspace's ServiceAccount (WorkspaceServiceAccount), bound to WorkspaceRole
+// in the release namespace.
+//
+// A release records its owner in Helm's release labels (v1alpha1.ReleaseOwner): the agent
+// upgrades and uninstalls only the releases it installed for the FleetRelease's workspace and
+// app. Any other release of that name and namespace (installed by hand, or for another app) is
+// left untouched and the FleetRelease is OwnedElsewhere, unless spec.adopt asks to take it over.
 //
 // A release Deployed for its generation and its pull's digest is left alone when its values
 // are those last deployed: the reconciler remembers their hash, and after a restart reads it
 // once from Helm's last release.
 type FleetReleaseReconciler struct {
 	client.Client
-	// Config is the cluster's REST config, which Helm's clients are made from.
+	// Reader reads what the cache does not hold (namespaces, RoleBindings, the ServiceAccounts).
+	Reader client.Reader
+	// Config is the agent's REST config, which Helm's clients are made from, impersonating the
+	// workspace's ServiceAccount.
 	Config *rest.Config
+	// Namespace is the agent's namespace, which holds the workspaces' ServiceAccounts.
+	Namespace string
+	// WorkspaceRole is the ClusterRole each workspace's ServiceAccount is bound to in the
+	// namespaces of its releases; empty means DefaultWorkspaceRole.
+	WorkspaceRole string
 	// CacheDir is the directory of the OCI image layout the OCIPulls write.
 	CacheDir string
 	// Timeout bounds one Helm operation; 0 means DefaultHelmTimeout.
@@ -107,7 +121,7 @@ func (r *FleetReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		if !controllerutil.ContainsFinalizer(&rel, v1alpha1.UninstallFinalizer) {
 			return ctrl.Result{}, nil
 		}
-		if err := r.uninstall(&rel, log); err != nil {
+		if err := r.uninstall(ctx, &rel, log); err != nil {
 			return ctrl.Result{}, err
 		}
 		r.remember(req.NamespacedName, "")
@@ -149,9 +163,21 @@ func (r *FleetReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if err != nil {
 		return r.failed(ctx, &rel, status, err)
 	}
-	cfg, err := r.helm(rel.Spec.Namespace, log)
+	if err := r.access().ensure(ctx, rel.Spec.Workspace, rel.Spec.Namespace); err != nil {
+		return r.failed(ctx, &rel, status, err)
+	}
+	cfg, err := r.helm(&rel, log)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	last, err := lastRelease(cfg, rel.Spec.ReleaseName)
+	if err != nil {
+		return r.failed(ctx, &rel, status, fmt.Errorf("helm release %s in %s: %w", rel.Spec.ReleaseName, rel.Spec.Namespace, err))
+	}
+	if last != nil && !ownedBy(last, &rel) && !rel.Spec.Adopt {
+		// Nothing to retry: a change of the FleetRelease (adopt) or a restart looks again.
+		status.Phase, status.Message = v1alpha1.ReleaseOwnedElsewhere, ownedElsewhere(last, &rel)
+		return ctrl.Result{}, writeStatus(ctx, r.Client, &rel, &rel.Status, status)
 	}
 	// Installing while Helm works: its hooks may take a while even without waiting for readiness.
 	installing := status.DeepCopy()
@@ -159,7 +185,8 @@ func (r *FleetReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if err := writeStatus(ctx, r.Client, &rel, &rel.Status, installing); err != nil {
 		return ctrl.Result{}, err
 	}
-	hr, err := deploy(ctx, cfg, rel.Spec.ReleaseName, rel.Spec.Namespace, chrt, values, or(r.Timeout, DefaultHelmTimeout))
+	owner := v1alpha1.ReleaseOwner(rel.Spec.Workspace, rel.Spec.App)
+	hr, err := deploy(ctx, cfg, last != nil, rel.Spec.ReleaseName, rel.Spec.Namespace, chrt, values, owner, or(r.Timeout, DefaultHelmTimeout))
 	if err != nil {
 		return r.failed(ctx, &rel, status, fmt.Errorf("helm release %s in %s: %w", rel.Spec.ReleaseName, rel.Spec.Namespace, err))
 	}
@@ -256,12 +283,12 @@ func (r *FleetReleaseReconciler) valuesDeployed(rel *v1alpha1.FleetRelease, sum 
 	if ok {
 		return known == sum
 	}
-	cfg, err := r.helm(rel.Spec.Namespace, log)
+	cfg, err := r.helm(rel, log)
 	if err != nil {
 		return false
 	}
 	last, err := cfg.Releases.Last(rel.Spec.ReleaseName)
-	if err != nil || last.Info == nil || last.Info.Status != release.StatusDeployed {
+	if err != nil || last.Info == nil || last.Info.Status != release.StatusDeployed || !ownedBy(last, rel) {
 		return false
 	}
 	r.remember(key, valuesHash(last.Config))
@@ -319,33 +346,81 @@ func loadChart(cacheDir, manifestDigest string) (*chart.Chart, error) {
 	return nil, fmt.Errorf("the artifact %s has no layer of media type %s: push the chart with `helm push`", d, helmregistry.ChartLayerMediaType)
 }
 
-// deploy installs chrt with values as release name in namespace (created if missing), or
-// upgrades the release when it has a history. It does not wait for the release's workloads.
-func deploy(ctx context.Context, cfg *action.Configuration, name, namespace string, chrt *chart.Chart, values map[string]any, timeout time.Duration) (*release.Release, error) {
-	history := action.NewHistory(cfg)
-	history.Max = 1
-	if _, err := history.Run(name); errors.Is(err, driver.ErrReleaseNotFound) {
+// lastRelease is Helm's last revision of the release name, nil when there is none.
+func lastRelease(cfg *action.Configuration, name string) (*release.Release, error) {
+	last, err := cfg.Releases.Last(name)
+	if errors.Is(err, driver.ErrReleaseNotFound) {
+		return nil, nil
+	}
+	return last, err
+}
+
+// ownedBy tells whether the release's owner labels name rel's workspace and app.
+func ownedBy(last *release.Release, rel *v1alpha1.FleetRelease) bool {
+	for k, v := range v1alpha1.ReleaseOwner(rel.Spec.Workspace, rel.Spec.App) {
+		if last.Labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// ownedElsewhere says whose the release is and what to do.
+func ownedElsewhere(last *release.Release, rel *v1alpha1.FleetRelease) string {
+	owner := "it was not installed by fleet-controller agent (installed by hand?)"
+	if ws, app := last.Labels[v1alpha1.ReleaseWorkspaceLabel], last.Labels[v1alpha1.ReleaseAppLabel]; ws != "" || app != "" {
+		owner = fmt.Sprintf("it belongs to app %q of workspace %q", app, ws)
+	}
+	return fmt.Sprintf("the Helm release %s in namespace %s (revision %d) is not this app's: %s; "+
+		"it is left untouched: set adopt on app %s/%s to take it over, or choose another release name or namespace",
+		rel.Spec.ReleaseName, rel.Spec.Namespace, last.Version, owner, rel.Spec.Workspace, rel.Spec.App)
+}
+
+// deploy installs chrt with values as release name in namespace, or upgrades the release when it
+// has a history; the release's labels record owner. It does not wait for the release's workloads.
+func deploy(ctx context.Context, cfg *action.Configuration, exists bool, name, namespace string, chrt *chart.Chart, values map[string]any,
+	owner map[string]string, timeout time.Duration,
+) (*release.Release, error) {
+	if !exists {
 		install := action.NewInstall(cfg)
 		install.ReleaseName, install.Namespace = name, namespace
-		install.CreateNamespace = true
 		install.Timeout = timeout
+		install.Labels = owner
 		return install.RunWithContext(ctx, chrt, values)
-	} else if err != nil {
-		return nil, err
 	}
 	upgrade := action.NewUpgrade(cfg)
 	upgrade.Namespace = namespace
 	upgrade.Timeout = timeout
 	upgrade.MaxHistory = releaseMaxHistory
 	upgrade.ResetValues = true // exactly the values given, none carried from the last revision
+	upgrade.Labels = owner     // merged over the last revision's: an adopted release becomes ours
 	return upgrade.RunWithContext(ctx, name, chrt, values)
 }
 
-// uninstall uninstalls the release; one that is not installed is fine.
-func (r *FleetReleaseReconciler) uninstall(rel *v1alpha1.FleetRelease, log logr.Logger) error {
-	cfg, err := r.helm(rel.Spec.Namespace, log)
+// uninstall uninstalls the release if the agent installed it for rel's app; one that is not
+// installed, or whose namespace is gone or not the workspace's, is fine, and one owned elsewhere
+// is left alone.
+func (r *FleetReleaseReconciler) uninstall(ctx context.Context, rel *v1alpha1.FleetRelease, log logr.Logger) error {
+	if ok, err := r.access().workspaceNamespace(ctx, rel.Spec.Workspace, rel.Spec.Namespace); err != nil || !ok {
+		return err
+	}
+	// The binding may be gone, or never made (the release waited for its chart).
+	if err := r.access().ensure(ctx, rel.Spec.Workspace, rel.Spec.Namespace); err != nil {
+		return err
+	}
+	cfg, err := r.helm(rel, log)
 	if err != nil {
 		return err
+	}
+	last, err := lastRelease(cfg, rel.Spec.ReleaseName)
+	if err != nil {
+		return fmt.Errorf("helm release %s in %s: %w", rel.Spec.ReleaseName, rel.Spec.Namespace, err)
+	}
+	if last == nil || !ownedBy(last, rel) {
+		if last != nil {
+			log.Info("release owned elsewhere: not uninstalled", "release", rel.Spec.ReleaseName, "namespace", rel.Spec.Namespace)
+		}
+		return nil
 	}
 	uninstall := action.NewUninstall(cfg)
 	uninstall.IgnoreNotFound = true
@@ -357,9 +432,16 @@ func (r *FleetReleaseReconciler) uninstall(rel *v1alpha1.FleetRelease, log logr.
 	return nil
 }
 
-// helm returns Helm's configuration for releases of namespace, their history in Secrets there.
-func (r *FleetReleaseReconciler) helm(namespace string, log logr.Logger) (*action.Configuration, error) {
-	getter, err := newRESTGetter(r.Config, namespace)
+// access is how the reconciler sets up the workspaces' ServiceAccounts and bindings.
+func (r *FleetReleaseReconciler) access() *workspaceAccess {
+	return &workspaceAccess{Client: r.Client, Reader: r.Reader, Config: r.Config, Namespace: r.Namespace, Role: cmp.Or(r.WorkspaceRole, DefaultWorkspaceRole)}
+}
+
+// helm returns Helm's configuration for rel's release, its history in Secrets of the release
+// namespace, acting as rel's workspace ServiceAccount.
+func (r *FleetReleaseReconciler) helm(rel *v1alpha1.FleetRelease, log logr.Logger) (*action.Configuration, error) {
+	namespace := rel.Spec.Namespace
+	getter, err := newRESTGetter(r.access().config(rel.Spec.Workspace), namespace)
 	if err != nil {
 		return nil, err
 	}

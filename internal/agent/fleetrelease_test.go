@@ -4,17 +4,20 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
+	"github.com/umkim/terraform-provider-fleet/internal/agent"
 	"github.com/umkim/terraform-provider-fleet/internal/ocichain"
 	"github.com/umkim/terraform-provider-fleet/internal/puller"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
@@ -25,7 +28,7 @@ import (
 // finalizer added), leaves a steady release alone, upgrades it for new values, from spec and
 // from a values Secret that wins over them, and uninstalls it when the FleetRelease is deleted.
 func TestReleaseLifecycle(t *testing.T) {
-	const target = "app-release" // the release's namespace, which Helm creates
+	const target = "app-release" // the release's namespace, which the agent creates
 	c := startSpoke(t, ocichain.Namespace)
 	reg := startRegistry(t)
 	m := reg.PushChartT(t, "charts/hello", testbed.HelloChart("hello", "0.1.0"))
@@ -34,7 +37,7 @@ func TestReleaseLifecycle(t *testing.T) {
 
 	rel := &v1alpha1.FleetRelease{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ocichain.Namespace, Name: "hello"},
-		Spec: v1alpha1.FleetReleaseSpec{Pull: "hello", ReleaseName: "web", Namespace: target,
+		Spec: v1alpha1.FleetReleaseSpec{Workspace: "release", App: "hello", Pull: "hello", ReleaseName: "web", Namespace: target,
 			Values: &apiextensionsv1.JSON{Raw: []byte(`{"greeting":"hi"}`)}},
 	}
 	if err := c.Create(t.Context(), rel); err != nil {
@@ -62,6 +65,10 @@ func TestReleaseLifecycle(t *testing.T) {
 	wantConfigMap(t, c, target, "web-hello", "hi")
 	if err := c.Get(t.Context(), client.ObjectKey{Name: target}, &corev1.Namespace{}); err != nil {
 		t.Errorf("namespace %s, created by the install: %v", target, err)
+	}
+	wantWorkspaceAccess(t, c, "release", target)
+	if got := helmLabels(t, c, target, "web"); got[v1alpha1.ReleaseWorkspaceLabel] != "release" || got[v1alpha1.ReleaseAppLabel] != "hello" {
+		t.Errorf("release Secret labels %v, want the owner workspace release, app hello", got)
 	}
 	var svc corev1.Service
 	if err := c.Get(t.Context(), client.ObjectKey{Namespace: target, Name: "web"}, &svc); err != nil || len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 80 {
@@ -151,6 +158,43 @@ func wantConfigMap(t *testing.T, c client.Client, ns, name, greeting string) {
 	}
 }
 
+// wantWorkspaceAccess checks the workspace's ServiceAccount in fleet-system and its RoleBinding
+// to the default workspace role in ns.
+func wantWorkspaceAccess(t *testing.T, c client.Client, workspace, ns string) {
+	t.Helper()
+	name := agent.WorkspaceServiceAccount(workspace)
+	if err := c.Get(t.Context(), client.ObjectKey{Namespace: ocichain.Namespace, Name: name}, &corev1.ServiceAccount{}); err != nil {
+		t.Errorf("ServiceAccount %s/%s: %v", ocichain.Namespace, name, err)
+	}
+	var rb rbacv1.RoleBinding
+	if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, &rb); err != nil {
+		t.Errorf("RoleBinding %s/%s: %v", ns, name, err)
+		return
+	}
+	if rb.RoleRef.Kind != "ClusterRole" || rb.RoleRef.Name != agent.DefaultWorkspaceRole || len(rb.Subjects) != 1 ||
+		rb.Subjects[0].Kind != rbacv1.ServiceAccountKind || rb.Subjects[0].Namespace != ocichain.Namespace || rb.Subjects[0].Name != name {
+		t.Errorf("RoleBinding %s/%s: roleRef %+v, subjects %+v; want ClusterRole %s for ServiceAccount %s/%s",
+			ns, name, rb.RoleRef, rb.Subjects, agent.DefaultWorkspaceRole, ocichain.Namespace, name)
+	}
+}
+
+// helmLabels are the labels of the last release Secret Helm stores for a release in ns.
+func helmLabels(t *testing.T, c client.Client, ns, name string) map[string]string {
+	t.Helper()
+	var secrets corev1.SecretList
+	if err := c.List(t.Context(), &secrets, client.InNamespace(ns), client.MatchingLabels{"owner": "helm", "name": name}); err != nil {
+		t.Fatal(err)
+	}
+	var last map[string]string
+	newest := 0
+	for _, s := range secrets.Items {
+		if v, err := strconv.Atoi(s.Labels["version"]); err == nil && v > newest {
+			last, newest = s.Labels, v
+		}
+	}
+	return last
+}
+
 // helmRevisions lists the revisions Helm stores for a release (its Secrets in ns), sorted.
 func helmRevisions(t *testing.T, c client.Client, ns, name string) []string {
 	t.Helper()
@@ -213,7 +257,7 @@ func TestReleaseFailures(t *testing.T) {
 	} {
 		rel := &v1alpha1.FleetRelease{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ocichain.Namespace, Name: tc.name, Finalizers: []string{v1alpha1.UninstallFinalizer}},
-			Spec:       v1alpha1.FleetReleaseSpec{Pull: "not-a-chart", ReleaseName: tc.name, Namespace: "app-release-fail", ValuesSecretRef: tc.ref},
+			Spec:       v1alpha1.FleetReleaseSpec{Workspace: "release-fail", App: tc.name, Pull: "not-a-chart", ReleaseName: tc.name, Namespace: "app-release-fail", ValuesSecretRef: tc.ref},
 		}
 		if err := c.Create(t.Context(), rel); err != nil {
 			t.Fatal(err)

@@ -34,7 +34,7 @@ func TestLeaderElection(t *testing.T) {
 			testkit.LeaderElectionFlags(ocichain.Namespace)...)...)
 	})
 
-	one := newPull(t, c, ns, "one", v1alpha1.OCIPullSpec{Workspace: ws, Repository: "apps/leader", Tag: "v1"})
+	one := newPull(t, c, ocichain.Namespace, "one", v1alpha1.OCIPullSpec{Workspace: ws, Repository: "apps/leader", Tag: "v1"})
 	if s := waitFor(t, c, one, timeout, "pulled by the leader", pulled); s.Digest != v1.Digest.String() {
 		t.Fatalf("status %+v, want digest %s", s, v1.Digest)
 	}
@@ -53,7 +53,7 @@ func TestLeaderElection(t *testing.T) {
 
 	testkit.TakeOver(t, c, ocichain.Namespace, agent.DefaultLeaderElectionID, timeout, a, b, held)
 
-	two := newPull(t, c, ns, "two", v1alpha1.OCIPullSpec{Workspace: ws, Repository: "apps/leader", Tag: "v2"})
+	two := newPull(t, c, ocichain.Namespace, "two", v1alpha1.OCIPullSpec{Workspace: ws, Repository: "apps/leader", Tag: "v2"})
 	s := waitFor(t, c, two, timeout, "pulled by the new leader", pulled)
 	if s.Digest != v2.Digest.String() || s.Registry != "reg" {
 		t.Errorf("status %+v, want digest %s from reg", s, v2.Digest)

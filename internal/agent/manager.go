@@ -1,19 +1,18 @@
 package agent
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/manager"
@@ -34,6 +33,13 @@ type Options struct {
 	UserAgent string
 	// Backoff spaces the attempts at a registry that lacks an artifact; zero is the puller's.
 	Backoff puller.Backoff
+	// Namespace is the agent's namespace: the only one whose OCIPulls, FleetReleases and
+	// Secrets it reads, and where the workspaces' ServiceAccounts live; empty means
+	// ocichain.Namespace, where the hub's ManifestWorks put them.
+	Namespace string
+	// WorkspaceRole is the ClusterRole bound to each workspace's ServiceAccount in the
+	// namespaces of its releases; empty means DefaultWorkspaceRole.
+	WorkspaceRole string
 }
 
 // DefaultLeaderElectionID is the name of the Lease agents of one cluster elect a leader with.
@@ -49,6 +55,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.AttemptTimeout, "attempt-timeout", puller.DefaultAttemptTimeout, "how long one attempt at a registry, downloads included, may take; negative for no limit")
 	fs.DurationVar(&o.RetryFailed, "retry-failed", DefaultRetryFailed, "how long after every registry of a chain failed a pull starts over")
 	fs.DurationVar(&o.Backoff.Initial, "backoff-initial", puller.DefaultBackoffInitial, "first delay before asking again a registry that lacks an artifact (replication behind); doubles per attempt, with jitter")
+	fs.StringVar(&o.Namespace, "namespace", ocichain.Namespace, "the agent's `namespace`: the only one whose OCIPulls, FleetReleases and Secrets it reads (the hub's ManifestWorks put them in "+ocichain.Namespace+"), and where it creates each workspace's ServiceAccount")
+	fs.StringVar(&o.WorkspaceRole, "workspace-role", DefaultWorkspaceRole, "the `ClusterRole` bound to each workspace's ServiceAccount, which Helm acts as, in the namespaces of its releases")
 	fs.DurationVar(&o.Backoff.Max, "backoff-max", puller.DefaultBackoffMax, "longest delay between attempts at a registry that lacks an artifact")
 }
 
@@ -63,12 +71,11 @@ func Scheme() *runtime.Scheme {
 	return s
 }
 
-// CacheOptions narrow the manager's cache of Secrets to the chain namespace, fleet-system: the
-// agent neither caches nor can read other Secrets through it.
-func CacheOptions() cache.Options {
-	return cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Secret{}: {Namespaces: map[string]cache.Config{ocichain.Namespace: {}}},
-	}}
+// CacheOptions narrow the manager's cache to the agent's namespace: OCIPulls, FleetReleases and
+// Secrets elsewhere are neither watched nor acted on, and the agent's Role grants only that
+// namespace.
+func CacheOptions(namespace string) cache.Options {
+	return cache.Options{DefaultNamespaces: map[string]cache.Config{namespace: {}}}
 }
 
 // NewManager builds the manager of `fleet-controller agent` against a workload cluster: it pulls
@@ -80,19 +87,23 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err := os.MkdirAll(o.CacheDir, 0o755); err != nil {
 		return nil, fmt.Errorf("cache directory: %w", err)
 	}
-	mgr, err := manager.New(cfg, o.Manager, "fleet-controller-agent", Scheme(), CacheOptions())
+	ns := cmp.Or(o.Namespace, ocichain.Namespace)
+	mgr, err := manager.New(cfg, o.Manager, "fleet-controller-agent", Scheme(), CacheOptions(ns))
 	if err != nil {
 		return nil, err
 	}
 	r := &OCIPullReconciler{
-		Client: mgr.GetClient(), CacheDir: o.CacheDir, AttemptTimeout: o.AttemptTimeout,
+		Client: mgr.GetClient(), Namespace: ns, CacheDir: o.CacheDir, AttemptTimeout: o.AttemptTimeout,
 		RetryFailed: o.RetryFailed, UserAgent: o.UserAgent, Backoff: o.Backoff,
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
-	// Values Secrets live in fleet-system beside the chain Secrets, which the cache covers.
-	releases := &FleetReleaseReconciler{Client: mgr.GetClient(), Config: mgr.GetConfig(), CacheDir: o.CacheDir}
+	// Values Secrets live in the agent's namespace beside the chain Secrets, which the cache covers.
+	releases := &FleetReleaseReconciler{
+		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Config: mgr.GetConfig(), Namespace: ns,
+		WorkspaceRole: o.WorkspaceRole, CacheDir: o.CacheDir,
+	}
 	if err := releases.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -36,8 +37,8 @@ import (
 	"github.com/umkim/terraform-provider-fleet/internal/puller"
 )
 
-// +kubebuilder:rbac:groups=fleet.umkim.io,resources=ocipulls,verbs=get;list;watch
-// +kubebuilder:rbac:groups=fleet.umkim.io,resources=ocipulls/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=fleet.umkim.io,namespace=fleet-system,resources=ocipulls,verbs=get;list;watch
+// +kubebuilder:rbac:groups=fleet.umkim.io,namespace=fleet-system,resources=ocipulls/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",namespace=fleet-system,resources=secrets,verbs=get;list;watch
 
 // Defaults of the reconciler's timings.
@@ -66,6 +67,9 @@ const workspaceIndex = "spec.workspace"
 // at a time (it also runs with one worker).
 type OCIPullReconciler struct {
 	client.Client
+	// Namespace is the agent's namespace, which holds the OCIPulls and the chain Secrets; empty
+	// means ocichain.Namespace.
+	Namespace string
 	// CacheDir is the directory of the OCI image layout; it is created if needed.
 	CacheDir string
 	// AttemptTimeout bounds one attempt at a registry (puller.Options.AttemptTimeout).
@@ -112,7 +116,7 @@ func (r *OCIPullReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if apierrors.IsNotFound(err) {
 		setReady(status, pull.Generation, false, v1alpha1.ReasonChainNotDelivered, fmt.Sprintf(
 			"the chain Secret %s/%s is not on the cluster: waiting for the hub to deliver workspace %s's chain",
-			ocichain.Namespace, ocichain.SecretName(pull.Spec.Workspace), pull.Spec.Workspace))
+			r.namespace(), ocichain.SecretName(pull.Spec.Workspace), pull.Spec.Workspace))
 		return ctrl.Result{RequeueAfter: or(r.ChainRecheck, DefaultChainRecheck)}, writeStatus(ctx, r.Client, &pull, &pull.Status, status)
 	}
 	if err != nil {
@@ -246,7 +250,7 @@ type chainError struct{ error }
 // readChain reads and parses a workspace's chain Secret; it returns the document's hash too.
 func (r *OCIPullReconciler) readChain(ctx context.Context, workspace string) (ocichain.Chain, string, error) {
 	var secret corev1.Secret
-	key := types.NamespacedName{Namespace: ocichain.Namespace, Name: ocichain.SecretName(workspace)}
+	key := types.NamespacedName{Namespace: r.namespace(), Name: ocichain.SecretName(workspace)}
 	if err := r.Get(ctx, key, &secret); err != nil {
 		return ocichain.Chain{}, "", err
 	}
@@ -335,10 +339,13 @@ func (r *OCIPullReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
+// namespace is the namespace of the chain Secrets.
+func (r *OCIPullReconciler) namespace() string { return cmp.Or(r.Namespace, ocichain.Namespace) }
+
 // pullsOfChain maps a chain Secret to the pulls of its workspace.
 func (r *OCIPullReconciler) pullsOfChain(ctx context.Context, obj client.Object) []ctrl.Request {
 	workspace, ok := strings.CutPrefix(obj.GetName(), ocichain.SecretName(""))
-	if obj.GetNamespace() != ocichain.Namespace || !ok || workspace == "" {
+	if obj.GetNamespace() != r.namespace() || !ok || workspace == "" {
 		return nil
 	}
 	var pulls v1alpha1.OCIPullList

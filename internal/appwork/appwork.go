@@ -101,7 +101,8 @@ func New(app *v1alpha1.FleetApp, chart *v1alpha1.FleetChart, valuesSecret *corev
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ocichain.Namespace,
 			// Set here, not only by the agent: deleting the work then waits for the uninstall.
 			Finalizers: []string{v1alpha1.UninstallFinalizer}},
-		Spec: v1alpha1.FleetReleaseSpec{Pull: name, ReleaseName: app.ReleaseName(), Namespace: app.Spec.Namespace, Values: app.Spec.Values},
+		Spec: v1alpha1.FleetReleaseSpec{Workspace: app.Namespace, App: app.Name, Pull: name, ReleaseName: app.ReleaseName(),
+			Namespace: app.Spec.Namespace, Values: app.Spec.Values, Adopt: app.Spec.Adopt},
 	}
 	var secret *corev1.Secret
 	if ref := app.Spec.ValuesSecretRef; ref != nil {

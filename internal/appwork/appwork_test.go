@@ -86,8 +86,18 @@ func TestNew(t *testing.T) {
 	if r.Name != "app.ws.web" || r.Namespace != "fleet-system" || len(r.Finalizers) != 1 || r.Finalizers[0] != v1alpha1.UninstallFinalizer {
 		t.Errorf("release %s/%s finalizers %v", r.Namespace, r.Name, r.Finalizers)
 	}
-	if r.Spec.Pull != p.Name || r.Spec.ReleaseName != "web" || r.Spec.Namespace != "shop" || string(r.Spec.Values.Raw) != `{"replicas":2}` || r.Spec.ValuesSecretRef != nil {
-		t.Errorf("release spec %+v", r.Spec)
+	if r.Spec.Pull != p.Name || r.Spec.ReleaseName != "web" || r.Spec.Namespace != "shop" || string(r.Spec.Values.Raw) != `{"replicas":2}` || r.Spec.ValuesSecretRef != nil ||
+		r.Spec.Workspace != "ws" || r.Spec.App != "web" || r.Spec.Adopt {
+		t.Errorf("release spec %+v; want workspace ws, app web, no adopt", r.Spec)
+	}
+	adopting := app(false)
+	adopting.Spec.Adopt = true
+	w2, err := New(adopting, chart("0.1.0", ""), nil, NamesOf(adopting))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, rels, _ := decoded(t, w2); len(rels) != 1 || !rels[0].Spec.Adopt {
+		t.Errorf("the release of an app with adopt: %+v, want adopt", rels)
 	}
 	var paths []string
 	for _, c := range w.Spec.ManifestConfigs {

@@ -245,6 +245,8 @@ func appStatus(st *v1alpha1.FleetAppStatus, gen int64, work types.NamespacedName
 	switch {
 	case pull.State() == string(v1alpha1.OCIPullFailed):
 		st.Phase, st.Message = v1alpha1.AppFailed, fmt.Sprintf("pulling %s failed: %s", pull.Artifact(), cmp.Or(ps.Message, ps.Reason))
+	case rel.Phase() == string(v1alpha1.ReleaseOwnedElsewhere):
+		st.Phase, st.Message = v1alpha1.AppOwnedElsewhere, "the release is left untouched: "+rel.Status.Message
 	case rel.Phase() == string(v1alpha1.ReleaseFailed):
 		st.Phase, st.Message = v1alpha1.AppFailed, "the release failed: "+rel.Status.Message
 	case pull.State() == pullwork.Unknown:

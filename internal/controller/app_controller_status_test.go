@@ -35,6 +35,8 @@ func TestAppStatus(t *testing.T) {
 			v1alpha1.AppFailed, "401 from mirror-eu"},
 		{"release failed", appwork.Report{Delivered: true, Pull: pull(v1alpha1.OCIPullPulled, true), Release: release(v1alpha1.ReleaseFailed, true, digest)},
 			v1alpha1.AppFailed, "the release failed: helm said so"},
+		{"release owned elsewhere", appwork.Report{Delivered: true, Pull: pull(v1alpha1.OCIPullPulled, true), Release: release(v1alpha1.ReleaseOwnedElsewhere, true, "")},
+			v1alpha1.AppOwnedElsewhere, "the release is left untouched: helm said so"},
 		{"pulled, release not reported", appwork.Report{Delivered: true, Pull: pull(v1alpha1.OCIPullPulled, true)}, v1alpha1.AppInstalling, "Helm installs it"},
 		{"pulled, release behind its generation", appwork.Report{Delivered: true, Pull: pull(v1alpha1.OCIPullPulled, true), Release: release(v1alpha1.ReleaseDeployed, false, digest)},
 			v1alpha1.AppInstalling, "Helm installs it"},

@@ -241,7 +241,7 @@ func TestChartAppliesOnHub(t *testing.T) {
 		dep := deployment(t, got)
 		pod := dep.Spec.Template.Spec
 		c := container(t, dep)
-		wantArgs(t, c.Args, "agent", "--cache-dir="+agentCacheDir, "--leader-elect=true",
+		wantArgs(t, c.Args, "agent", "--cache-dir="+agentCacheDir, "--workspace-role=fleet-workspace", "--leader-elect=true",
 			"--leader-election-namespace="+namespace, "--metrics-bind-address=:8080",
 			"--health-probe-bind-address=:8081", "--zap-log-level=info", "--zap-encoder=json")
 		if sc := c.SecurityContext; sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
@@ -259,10 +259,31 @@ func TestChartAppliesOnHub(t *testing.T) {
 			t.Errorf("serviceAccountName = %q, ServiceAccount %q, want both %q", pod.ServiceAccountName, sa, fullname)
 		}
 		wantCluster, wantRoles := agentRoles(t, filepath.Join(chartDir, "files", "agent-role.yaml"))
-		var cr rbacv1.ClusterRole
-		convert(t, only(t, got, "ClusterRole"), &cr)
+		clusterRoles := map[string]rbacv1.ClusterRole{}
+		for _, o := range got["ClusterRole"] {
+			var r rbacv1.ClusterRole
+			convert(t, o, &r)
+			clusterRoles[r.Name] = r
+		}
+		cr, workspace := clusterRoles[fullname], clusterRoles["fleet-workspace"]
+		if len(clusterRoles) != 2 || cr.Name == "" || workspace.Name == "" {
+			t.Fatalf("ClusterRoles = %v, want %s and fleet-workspace", slices.Collect(maps.Keys(clusterRoles)), fullname)
+		}
 		if !equalRules(cr.Rules, wantCluster) || len(wantCluster) == 0 {
 			t.Errorf("ClusterRole rules = %+v, want files/agent-role.yaml's %+v", cr.Rules, wantCluster)
+		}
+		// Least privilege: neither the agent nor a workspace gets a wildcard, and the agent may
+		// bind only the workspace role.
+		if want := roleRules(t, filepath.Join(chartDir, "files", "workspace-role.yaml")); !equalRules(workspace.Rules, want) || len(want) == 0 {
+			t.Errorf("workspace ClusterRole rules = %+v, want files/workspace-role.yaml's %+v", workspace.Rules, want)
+		}
+		for _, r := range append(slices.Clone(cr.Rules), workspace.Rules...) {
+			if slices.Contains(r.Resources, "*") || slices.Contains(r.Verbs, "*") || slices.Contains(r.APIGroups, "*") {
+				t.Errorf("rule %+v grants a wildcard", r)
+			}
+			if slices.Contains(r.Verbs, "bind") && !slices.Equal(r.ResourceNames, []string{"fleet-workspace"}) {
+				t.Errorf("bind rule %+v, want it limited to the workspace role fleet-workspace", r)
+			}
 		}
 		var crb rbacv1.ClusterRoleBinding
 		convert(t, only(t, got, "ClusterRoleBinding"), &crb)
@@ -309,16 +330,32 @@ func TestChartAppliesOnHub(t *testing.T) {
 	t.Run("agent mode with a persistent cache, one replica", func(t *testing.T) {
 		out, err := helmTemplate(t, helm, "--set", "mode=agent", "--set", "replicas=1",
 			"--set", "leaderElection.enabled=false", "--set", "agent.cache.persistentVolumeClaim=oci-cache",
-			"--set", "agent.cache.sizeLimit=5Gi", "--set", "extraArgs={--retry-failed=30s}")
+			"--set", "agent.cache.sizeLimit=5Gi", "--set", "extraArgs={--retry-failed=30s}",
+			"--set", "agent.workspaceRole.name=edit", "--set", "agent.workspaceRole.create=false")
 		if err != nil {
 			t.Fatal(err)
 		}
 		got := a.applyAll(t, out)
 		wantKinds(t, got, "ClusterRole", "ClusterRoleBinding", "Deployment", "Role", "RoleBinding", "Service",
 			"ServiceAccount")
+		// Kubernetes' own edit role for workspaces: none created, the agent may bind edit only.
+		var cr rbacv1.ClusterRole
+		convert(t, only(t, got, "ClusterRole"), &cr)
+		binds := 0
+		for _, r := range cr.Rules {
+			if slices.Contains(r.Verbs, "bind") {
+				binds++
+				if !slices.Equal(r.ResourceNames, []string{"edit"}) {
+					t.Errorf("bind rule %+v, want it limited to edit", r)
+				}
+			}
+		}
+		if binds != 1 {
+			t.Errorf("the agent ClusterRole has %d bind rules, want 1: %+v", binds, cr.Rules)
+		}
 		dep := deployment(t, got)
 		c := container(t, dep)
-		wantArgs(t, c.Args, "agent", "--cache-dir="+agentCacheDir, "--leader-elect=false",
+		wantArgs(t, c.Args, "agent", "--cache-dir="+agentCacheDir, "--workspace-role=edit", "--leader-elect=false",
 			"--metrics-bind-address=:8080", "--health-probe-bind-address=:8081", "--zap-log-level=info",
 			"--zap-encoder=json", "--retry-failed=30s")
 		vol := cacheVolume(t, dep.Spec.Template.Spec, c)
@@ -391,6 +428,7 @@ func TestChartInSync(t *testing.T) {
 	}
 	sameFile(t, agentSrc, filepath.Join(chartDir, "files", "agent-role.yaml"))
 	sameFile(t, filepath.Join(repoRoot, "config", "rbac", "tenant", "roles.yaml"), filepath.Join(chartDir, "files", "tenant-roles.yaml"))
+	sameFile(t, filepath.Join(repoRoot, "config", "rbac", "workspace", "role.yaml"), filepath.Join(chartDir, "files", "workspace-role.yaml"))
 }
 
 // sameFile fails unless both files hold the same bytes or neither exists.

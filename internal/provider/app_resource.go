@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -55,6 +56,7 @@ type appModel struct {
 	Namespace    types.String `tfsdk:"namespace"`
 	Values       valuesValue  `tfsdk:"values"`
 	ValuesSecret types.Object `tfsdk:"values_secret"`
+	Adopt        types.Bool   `tfsdk:"adopt"`
 	WaitFor      types.String `tfsdk:"wait_for"`
 	Phase        types.String `tfsdk:"phase"`
 	Revision     types.Int64  `tfsdk:"revision"`
@@ -83,7 +85,10 @@ var appKind = hubresource.Kind[appModel]{
 		"diff. Values that must not be written in the configuration, such as passwords, stay in a Secret of the workspace that " +
 		"`values_secret` names: they are merged over `values` on the cluster and never read by the provider.\n\n" +
 		"With `wait_for = \"deployed\"`, apply waits (up to the `create`/`update` timeout) until the hub reports the release Deployed, " +
-		"and fails with the app's message when it becomes Failed.\n\n" +
+		"and fails with the app's message when it becomes Failed or OwnedElsewhere.\n\n" +
+		"The cluster's agent installs the release as the workspace's ServiceAccount on the cluster, with the role the cluster's administrator " +
+		"gave workspaces (by default the namespaced kinds a typical chart creates, in the release's namespace), and never upgrades nor " +
+		"uninstalls a release of that name and namespace that it did not install for this app, unless `adopt` is set.\n\n" +
 		"Plan-time checks (warnings: another resource of the plan may create what is missing, and the app waits on the hub meanwhile): " +
 		"`cluster` is not a ManagedCluster; it is in no ManagedClusterSet bound to the workspace (naming the sets that hold it: the " +
 		"hub delivers nothing to it, `NotBound`, until a binding exists); no `fleet_cluster_join` of the workspace joins it; its join exists but is not Ready yet " +
@@ -100,7 +105,7 @@ var appKind = hubresource.Kind[appModel]{
 			Validators:          []validator.String{stringvalidator.LengthBetween(1, 53), stringvalidator.RegexMatches(dnsLabelRE, dnsLabelMsg)},
 			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()}},
 		"namespace": schema.StringAttribute{Required: true,
-			MarkdownDescription: "Namespace on the cluster the release is installed in, created if missing. Changing it replaces the app.",
+			MarkdownDescription: "Namespace on the cluster the release is installed in, created if missing. It must be the workspace's on the cluster: one the agent created for it, or one the cluster's administrator labelled `fleet.umkim.io/workspace=<workspace>`; any other (`kube-system`, another workspace's) fails the release. Changing it replaces the app.",
 			Validators:          []validator.String{stringvalidator.LengthBetween(1, 63), stringvalidator.RegexMatches(dnsLabelRE, dnsLabelMsg)},
 			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()}},
 		"values": schema.StringAttribute{Optional: true, Computed: true, CustomType: valuesType{},
@@ -115,13 +120,18 @@ var appKind = hubresource.Kind[appModel]{
 				"key": schema.StringAttribute{Required: true, MarkdownDescription: "Key within the Secret.",
 					Validators: []validator.String{stringvalidator.LengthBetween(1, 253), stringvalidator.RegexMatches(secretKeyRE, "must be a Secret key")}},
 			}},
+		"adopt": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+			MarkdownDescription: "Take over an existing Helm release of the same `release_name` and `namespace` on the cluster that the agent did not install for this app " +
+				"(installed by hand with `helm install`, or for another app): the agent upgrades it with this app's chart and values and records the app as its owner, " +
+				"so that destroying the app uninstalls it. Without it (the default) the agent never upgrades nor uninstalls such a release: it is left untouched and " +
+				"`phase` is `OwnedElsewhere`, the `message` naming its owner. Defaults to `false`."},
 		"wait_for": schema.StringAttribute{Optional: true,
 			MarkdownDescription: "`deployed`: make apply wait, up to the `create`/`update` timeout (default 5 minutes), until the hub reports the release `Deployed` " +
 				"for the current spec; a release reported `Failed` fails the apply with the app's message. Unset, apply returns as soon as the hub has the app. " +
 				"Waiting needs `fleet-controller hub` (its apps reconciler) and the cluster's agent.",
 			Validators: []validator.String{stringvalidator.OneOf(waitForDeployed)}},
 		"phase": schema.StringAttribute{Computed: true, PlanModifiers: keepStatus,
-			MarkdownDescription: "Where the release stands: `Pending`, `Pulling`, `WaitingForArtifact`, `Installing`, `Deployed` or `Failed`; null until reported."},
+			MarkdownDescription: "Where the release stands: `Pending`, `Pulling`, `WaitingForArtifact`, `Installing`, `Deployed`, `Failed` or `OwnedElsewhere` (a release of that name and namespace that the agent did not install for this app is on the cluster: see `adopt`); null until reported."},
 		"revision": schema.Int64Attribute{Computed: true, PlanModifiers: []planmodifier.Int64{keepStatusOnSameSpec{}}, MarkdownDescription: "The Helm release's revision: 1 after the install, one more per upgrade; null until reported."},
 		"digest":   schema.StringAttribute{Computed: true, PlanModifiers: keepStatus, MarkdownDescription: "Digest of the chart the cluster pulled."},
 		"registry": schema.StringAttribute{Computed: true, PlanModifiers: keepStatus, MarkdownDescription: "Registry that served the chart, or the one the pull waits on or failed at last."},
@@ -163,6 +173,9 @@ func expandApp(ctx context.Context, req hubresource.ExpandRequest[appModel]) (*u
 		}
 		spec["values"] = values
 	}
+	if m.Adopt.ValueBool() {
+		spec["adopt"] = true // false is the field's absence
+	}
 	if !m.ValuesSecret.IsNull() {
 		var ref siteSecretRef
 		diags.Append(m.ValuesSecret.As(ctx, &ref, basetypes.ObjectAsOptions{})...)
@@ -183,6 +196,7 @@ func flattenApp(ctx context.Context, obj *unstructured.Unstructured, m *appModel
 	m.Cluster = types.StringValue(a.Spec.Cluster)
 	m.ReleaseName = stringOrNull(a.Spec.ReleaseName)
 	m.Namespace = types.StringValue(a.Spec.Namespace)
+	m.Adopt = types.BoolValue(a.Spec.Adopt)
 	values, _, _ := unstructured.NestedMap(obj.Object, "spec", "values")
 	v, err := valuesOf(values)
 	if err != nil {
@@ -314,14 +328,15 @@ func notJoinedWhy(ws, elsewhere string) string {
 	return fmt.Sprintf("no FleetClusterJoin of workspace %s names it", ws)
 }
 
-// awaitApp waits, when wait_for says so, until the hub reports the app Deployed (or Failed) for
+// awaitApp waits, when wait_for says so, until the hub reports the app Deployed (or Failed, or
+// OwnedElsewhere) for
 // its current generation.
 func awaitApp(ctx context.Context, c *hub.Client, applied *unstructured.Unstructured, m *appModel) (*unstructured.Unstructured, diag.Diagnostics) {
 	if m.WaitFor.ValueString() != waitForDeployed {
 		return nil, nil
 	}
 	return awaitPhase(ctx, c, applied, phaseWait{kind: fleetAppKind, want: string(v1alpha1.AppDeployed),
-		done: []string{string(v1alpha1.AppDeployed)}, failed: string(v1alpha1.AppFailed), on: fmt.Sprintf("cluster %q", m.Cluster.ValueString()),
+		done: []string{string(v1alpha1.AppDeployed)}, failed: []string{string(v1alpha1.AppFailed), string(v1alpha1.AppOwnedElsewhere)}, on: fmt.Sprintf("cluster %q", m.Cluster.ValueString()),
 		reporter: "`fleet-controller hub` (its apps reconciler) must run on the hub and the cluster's agent must report the release."})
 }
 
@@ -367,5 +382,6 @@ func sameAppSpec(ctx context.Context, config tfsdk.Config, state tfsdk.State) bo
 	}
 	return sameValues && (c.Workspace.IsNull() || c.Workspace.Equal(s.Workspace)) && c.Name.Equal(s.Name) && c.Chart.Equal(s.Chart) &&
 		c.Cluster.Equal(s.Cluster) && c.ReleaseName.Equal(s.ReleaseName) && c.Namespace.Equal(s.Namespace) && c.ValuesSecret.Equal(s.ValuesSecret) &&
+		(c.Adopt.IsNull() && !s.Adopt.ValueBool() || c.Adopt.Equal(s.Adopt)) &&
 		c.WaitFor.Equal(s.WaitFor) && c.Timeouts.Equal(s.Timeouts)
 }

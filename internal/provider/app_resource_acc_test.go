@@ -562,3 +562,52 @@ func TestAccAppRoute_gatewayRules(t *testing.T) {
 		t.Errorf("route on a host a managed route of another workspace holds: want one warning naming it, got\n%s", describeDiags(diags))
 	}
 }
+
+// TestAccApp_adopt: adopt defaults to false and is then absent from the FleetApp; true writes
+// spec.adopt and reads back on import; with wait_for, a release the hub reports OwnedElsewhere
+// fails the apply with the app's message.
+func TestAccApp_adopt(t *testing.T) {
+	h, ws, cluster := appHub(t)
+	base := map[string]any{"chart": "hello", "cluster": cluster, "namespace": "web"}
+	adopting := map[string]any{"chart": "hello", "cluster": cluster, "namespace": "web", "adopt": true}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Providers,
+		CheckDestroy:             h.checkGone,
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() {
+					answerApp(t, h, "hello", map[string]any{"phase": "Deployed", "revision": 1, "message": "installed"})
+				},
+				Config: appConfig(ws, cluster, `  namespace = "web"
+  wait_for = "deployed"`),
+				Check: h.checkSpec("FleetApp", "hello", base),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(appAddr, ssdValue("adopt"), knownvalue.Bool(false)),
+				},
+			},
+			{
+				PreConfig: func() {
+					answerApp(t, h, "hello", map[string]any{"phase": "Deployed", "revision": 2, "message": "adopted"})
+				},
+				Config: appConfig(ws, cluster, `  namespace = "web"
+  adopt = true
+  wait_for = "deployed"`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(appAddr, plancheck.ResourceActionUpdate)}},
+				Check:            h.checkSpec("FleetApp", "hello", adopting),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(appAddr, ssdValue("adopt"), knownvalue.Bool(true)),
+					statecheck.ExpectKnownValue(appAddr, ssdValue("phase"), knownvalue.StringExact("Deployed")),
+				},
+			},
+			{ResourceName: appAddr, ImportState: true, ImportStateVerify: true, ImportStateId: ws + "/hello", ImportStateVerifyIgnore: []string{"wait_for"}},
+			{
+				PreConfig: func() {
+					answerApp(t, h, "hello", map[string]any{"phase": "OwnedElsewhere", "message": "the release is left untouched: the Helm release hello in namespace web (revision 1) is not this app's"})
+				},
+				Config: appConfig(ws, cluster, `  namespace = "web"
+  wait_for = "deployed"`),
+				ExpectError: expectError("FleetApp failed", "FleetApp "+ws+"/hello is OwnedElsewhere on cluster", "is not this app's"),
+			},
+		},
+	})
+}

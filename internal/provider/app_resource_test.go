@@ -116,6 +116,19 @@ func TestAppRoundTrip(t *testing.T) {
 		out.Registry.ValueString() != "r.example.com" || out.Reason.ValueString() != "NotFound" || out.Message.ValueString() != "no tag" || out.Digest.ValueString() != "sha256:x" {
 		t.Errorf("status read back: %+v (%v)", out, diags)
 	}
+	if out.Adopt.ValueBool() || out.Adopt.IsNull() {
+		t.Errorf("adopt read back %v, want false (the field absent)", out.Adopt)
+	}
+	// adopt = true is written as spec.adopt and reads back; false is no field at all.
+	in.Adopt = types.BoolValue(true)
+	obj, out = roundTrip(t, appKind, in)
+	if got, _ := obj.Object["spec"].(map[string]any); got["adopt"] != true || !out.Adopt.ValueBool() {
+		t.Errorf("adopt: spec %v, read back %v; want adopt true both", got, out.Adopt)
+	}
+	in.Adopt = types.BoolValue(false)
+	if obj, _ = roundTrip(t, appKind, in); obj.Object["spec"].(map[string]any)["adopt"] != nil {
+		t.Errorf("adopt = false wrote spec.adopt: %v", obj.Object["spec"])
+	}
 	if d := validateApp(context.Background(), &appModel{Values: values("- a\n- b\n")}); !d.HasError() {
 		t.Error("a list of values validates")
 	}

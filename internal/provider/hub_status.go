@@ -33,9 +33,9 @@ type phaseWait struct {
 	kind hub.Kind
 	// want names what is waited for, in messages ("Deployed", "online").
 	want string
-	// done are the phases that end the wait; failed is the phase that fails the apply.
+	// done are the phases that end the wait; failed are those that fail the apply.
 	done   []string
-	failed string
+	failed []string
 	// on names where the object acts, in the failure's message (`cluster "eu-01"`).
 	on string
 	// reporter says what must run on the hub for the object to get a status at all.
@@ -58,12 +58,12 @@ func awaitPhase(ctx context.Context, c *hub.Client, applied *unstructured.Unstru
 		phase, _, _ = unstructured.NestedString(obj.Object, "status", "phase")
 		message, _, _ = unstructured.NestedString(obj.Object, "status", "message")
 		observed, _, _ := unstructured.NestedInt64(obj.Object, "status", "observedGeneration")
-		return observed >= obj.GetGeneration() && (phase == w.failed || slices.Contains(w.done, phase)), nil
+		return observed >= obj.GetGeneration() && (slices.Contains(w.failed, phase) || slices.Contains(w.done, phase)), nil
 	})
 	id := fmt.Sprintf("%s %s/%s", w.kind.Kind, ns, name)
 	switch {
-	case err == nil && phase == w.failed:
-		diags.AddError(w.kind.Kind+" failed", fmt.Sprintf("%s is Failed on %s: %s", id, w.on, message))
+	case err == nil && slices.Contains(w.failed, phase):
+		diags.AddError(w.kind.Kind+" failed", fmt.Sprintf("%s is %s on %s: %s", id, phase, w.on, message))
 	case err != nil && phase == "":
 		diags.AddError("No status from the hub",
 			fmt.Sprintf("Waited for %s to be %s, but the hub reported no status for it. %s Without one, remove wait_for.", id, w.want, w.reporter))

@@ -44,10 +44,17 @@ spec:
 // .Values.greeting (default "hello") and a Service <release> on port 80, both in the release's
 // namespace. The same name and version make the same bytes, hence the same digest once pushed.
 func HelloChart(name, version string) []byte {
+	return PackageChart(name, version, helloTemplate)
+}
+
+// PackageChart returns the packaged chart (.tgz) name at version whose templates are the YAML
+// documents of templates, with the values greeting: hello. The same arguments make the same
+// bytes.
+func PackageChart(name, version, templates string) []byte {
 	files := []struct{ name, data string }{
 		{"Chart.yaml", fmt.Sprintf("apiVersion: v2\nname: %s\nversion: %s\ndescription: A test chart of the fleet test bed.\ntype: application\n", name, version)},
 		{"values.yaml", "greeting: hello\n"},
-		{"templates/hello.yaml", helloTemplate},
+		{"templates/hello.yaml", templates},
 	}
 	created, _ := time.Parse(time.RFC3339, ArtifactCreated)
 	var buf bytes.Buffer

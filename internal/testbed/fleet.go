@@ -37,6 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/umkim/terraform-provider-fleet/config/crd"
+	"github.com/umkim/terraform-provider-fleet/config/rbac"
 )
 
 // A fleet is the local hub plus workload clusters ("spokes"), each a kube-apiserver and etcd of
@@ -443,6 +444,15 @@ func (c *Cluster) startAPIServer(ctx context.Context, crds []*apiextensionsv1.Cu
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: AgentNamespace}},
 		metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fail(err)
+	}
+	// The default workspace role, which fleet-controller agent binds to the workspaces'
+	// ServiceAccounts that Helm acts as, as the chart (agent mode) creates it.
+	workspace, err := rbac.Workspace()
+	if err != nil {
+		return fail(err)
+	}
+	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, workspace, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fail(fmt.Errorf("workspace ClusterRole: %w", err))
 	}
 	return nil
 }
