@@ -29,7 +29,7 @@ func (r *Resource[M, P]) checkWorkspace(ctx context.Context, l hub.Lister, ws, n
 		case apierrors.IsNotFound(err):
 			return true, nil
 		default:
-			return false, err
+			return false, nil // forbidden, or no answer: not known to be missing, and not asked again
 		}
 	})
 	if err != nil || !missing.(bool) {
