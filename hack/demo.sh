@@ -24,22 +24,19 @@ FLEET_REGISTRIES=source,mirror FLEET_AGENT=$root/bin/fleet-controller FLEET_AGEN
 export KUBE_CONFIG_PATH=$root/$fleet/kubeconfig
 HUB_DIR=$fleet hack/controller-up.sh
 
-# Use the provider from bin/ instead of a registry download (OpenTofu and Terraform addresses).
-# There is no `tofu init`: the provider is not published, so init would fail looking it up in the
-# registry, while plan and apply start it from bin/ under dev_overrides.
+# Install the provider as `make install` does: into a filesystem mirror (here in .fleet/, with the
+# CLI configuration that sends umkim/fleet there and every other provider to its registry), and
+# `tofu init` each configuration from it, so lock files and version constraints work as with a
+# published provider, offline.
+hack/install-provider.sh "$root/$fleet/mirror" "$root/$fleet/fleet.tfrc"
+export TF_CLI_CONFIG_FILE=$root/$fleet/fleet.tfrc
+tfinit() { (cd "$1" && "$root/bin/tofu" init -input=false -no-color | grep -E '^- Install(ed|ing) umkim/fleet|successfully initialized'); }
 work=$root/$fleet/demo
 mkdir -p "$work"
 cp examples/quickstart/*.tf "$work/"
-cat >"$work/dev.tfrc" <<RC
-provider_installation {
-  dev_overrides {
-    "registry.opentofu.org/umkim/fleet"   = "$root/bin"
-    "registry.terraform.io/umkim/fleet"   = "$root/bin"
-  }
-  direct {}
-}
-RC
-export TF_CLI_CONFIG_FILE=$work/dev.tfrc
+echo
+echo "== tofu init (examples/quickstart): the provider from the mirror =="
+tfinit "$work"
 
 echo
 echo "== tofu apply (examples/quickstart) =="
@@ -76,6 +73,7 @@ demohub() { go run ./hack/demohub -hub "$KUBE_CONFIG_PATH" -registries "$fleet/r
 story=$root/$fleet/story
 mkdir -p "$story"
 cp examples/local-fleet/*.tf "$story/"
+tfinit "$story" >/dev/null
 eval "$(demohub tfvars)" # the registries' addresses and passwords, as TF_VAR_ variables
 # show prints eu-01's pulls as fleet_oci_pull_status and kubectl see them.
 show() {
@@ -116,6 +114,7 @@ show
 app=$root/$fleet/app
 mkdir -p "$app"
 cp examples/local-app/*.tf "$app/"
+tfinit "$app" >/dev/null
 echo
 echo "== the app story (examples/local-app): a Helm chart pushed to the source and replicated to the mirror =="
 demohub chart source fleet/charts/hello:0.1.0
@@ -146,6 +145,7 @@ usctl() { bin/kubectl --kubeconfig "$fleet/us-01.kubeconfig" "$@"; }
 storage=$root/$fleet/storage
 mkdir -p "$storage"
 cp examples/local-storage/*.tf "$storage/"
+tfinit "$storage" >/dev/null
 outputs() { sed -n '/^Outputs:/,$p'; }
 echo
 echo "== storage for site us-01 (examples/local-storage): discovery drafts the site's NVMe workers =="
@@ -160,9 +160,9 @@ usctl -n simplyblock get storageclusters,storagenodes
 cat <<DONE
 
 The local fleet and fleet-controller hub (log: $fleet/controller.log) are still running:
-  export KUBECONFIG=$KUBE_CONFIG_PATH KUBE_CONFIG_PATH=$KUBE_CONFIG_PATH
-  (cd $fleet/demo && TF_CLI_CONFIG_FILE=\$PWD/dev.tfrc ../../bin/tofu plan)   # no changes
-  (cd $fleet/demo && TF_CLI_CONFIG_FILE=\$PWD/dev.tfrc ../../bin/tofu plan -var staging_route_priority=5)  # moves a cluster
+  export KUBECONFIG=$KUBE_CONFIG_PATH KUBE_CONFIG_PATH=$KUBE_CONFIG_PATH TF_CLI_CONFIG_FILE=$TF_CLI_CONFIG_FILE
+  (cd $fleet/demo && ../../bin/tofu plan)   # no changes
+  (cd $fleet/demo && ../../bin/tofu plan -var staging_route_priority=5)  # moves a cluster
   bin/kubectl --kubeconfig $fleet/eu-01.kubeconfig -n fleet-system get ocipulls,fleetreleases   # eu-01's pulls and releases
   bin/kubectl --kubeconfig $fleet/eu-01.kubeconfig -n hello get all,ingresses   # what Helm installed
   make fleet-down                                                         # stop it all

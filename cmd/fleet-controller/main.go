@@ -3,6 +3,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -33,12 +35,16 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// run dispatches to a subcommand and returns the exit code: 0 on success, 1 on failure, 2 on
-// bad usage.
+// run dispatches to a subcommand and returns the exit code: 0 on success and on a request for
+// help, 1 on failure, 2 on bad usage (no command, an unknown command or flag).
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		usage(stderr)
 		return 2
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stdout)
+		return 0
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
@@ -60,4 +66,17 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-8s %s\n", name, commands[name].summary)
 	}
 	fmt.Fprintln(w, "\nRun fleet-controller <command> -h for its flags.")
+}
+
+// parseFlags parses a mode's flags. It returns the exit code to stop with, 0 for -h/--help (the
+// flag package has printed the usage) and 2 for a bad flag, or -1 to go on.
+func parseFlags(fs *flag.FlagSet, args []string) int {
+	switch err := fs.Parse(args); {
+	case err == nil:
+		return -1
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	default:
+		return 2
+	}
 }

@@ -77,6 +77,24 @@ func TestRunUsage(t *testing.T) {
 	}
 }
 
+// TestRunHelp: asking for help is not bad usage: `fleet-controller --help` and
+// `fleet-controller <mode> --help` print the usage and exit 0; an unknown flag still exits 2.
+func TestRunHelp(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}, {"hub", "--help"}, {"agent", "-h"}, {"pull", "--help"}} {
+		var stdout, stderr bytes.Buffer
+		code := run(args, &stdout, &stderr)
+		if out := stdout.String() + stderr.String(); code != 0 || !strings.Contains(out, "usage: fleet-controller") {
+			t.Errorf("fleet-controller %s: exit %d, output %q; want 0 and the usage", strings.Join(args, " "), code, out)
+		}
+	}
+	for _, args := range [][]string{{}, {"hub", "--no-such-flag"}, {"agent", "--no-such-flag"}, {"pull", "--no-such-flag"}} {
+		var stdout, stderr bytes.Buffer
+		if code := run(args, &stdout, &stderr); code != 2 {
+			t.Errorf("fleet-controller %s: exit %d, stderr %q; want 2", strings.Join(args, " "), code, stderr.String())
+		}
+	}
+}
+
 func TestPullFailureNeverPrintsCredentials(t *testing.T) {
 	t.Setenv("FLEET_TEST_PASSWORD", "s3cret-from-env")
 	chain := writeChain(t, "registries:\n  - name: down\n    reference: 127.0.0.1:1\n    basicHTTP: true\n    username: u\n    password: ${FLEET_TEST_PASSWORD}\n")

@@ -39,8 +39,8 @@ func runPull(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: fleet-controller pull --chain <file> --artifact <repo>@<digest>|<repo>:<tag> --dest <dir> [--replication-wait 2m] [--attempt-timeout 10m]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code := parseFlags(fs, args); code >= 0 {
+		return code
 	}
 	if *chainFile == "" || *artifact == "" || *dest == "" || fs.NArg() > 0 {
 		fs.Usage()

@@ -25,8 +25,8 @@ func serve(mode, about string, args []string, stderr io.Writer, bind func(*flag.
 		fmt.Fprintf(stderr, "usage: fleet-controller %s [flags]\n\n%s\n\nflags:\n", mode, about)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code := parseFlags(fs, args); code >= 0 {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fs.Usage()

@@ -24,24 +24,26 @@ variable "mirror_address" {
   type        = string
 }
 
+# Passwords in ephemeral variables: never written to a saved plan (plan -out), which holds a
+# sensitive variable's value in the clear, nor to state.
 variable "source_push_password" {
   type      = string
-  sensitive = true
+  ephemeral = true
 }
 
 variable "source_pull_password" {
   type      = string
-  sensitive = true
+  ephemeral = true
 }
 
 variable "mirror_push_password" {
   type      = string
-  sensitive = true
+  ephemeral = true
 }
 
 variable "mirror_pull_password" {
   type      = string
-  sensitive = true
+  ephemeral = true
 }
 
 resource "fleet_oci_registry" "source" {

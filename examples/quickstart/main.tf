@@ -11,16 +11,18 @@ terraform {
 
 provider "fleet" {}
 
+# Passwords in ephemeral variables: never written to a saved plan (plan -out), which holds a
+# sensitive variable's value in the clear, nor to state.
 variable "push_password" {
   type      = string
-  sensitive = true
+  ephemeral = true
   default   = "change-me"
 }
 
 variable "pull_password" {
   description = "Read-only password the clusters' agents pull with; only agent credentials reach the clusters."
   type        = string
-  sensitive   = true
+  ephemeral   = true
   default     = "change-me-too"
 }
 

@@ -56,7 +56,12 @@ func main() {
 	kubeconfig := flag.String("hub", os.Getenv("KUBECONFIG"), "kubeconfig of the hub")
 	workspace := flag.String("workspace", demoseed.Workspace, "workspace (namespace)")
 	registries := flag.String("registries", ".fleet/registries.json", "the local fleet's registries (hack/localfleet -registries)")
+	flag.Usage = usage
 	flag.Parse()
+	if flag.NArg() == 0 {
+		usage()
+		os.Exit(2)
+	}
 	ctx := context.Background()
 	// Commands that need no hub.
 	offline := map[string]func() error{
@@ -72,6 +77,13 @@ func main() {
 			log.Fatalf("demohub: %v", err)
 		}
 		return
+	}
+	switch flag.Arg(0) {
+	case "pull", "seed", "show", "status":
+	default:
+		fmt.Fprintf(os.Stderr, "demohub: unknown command %q\n", flag.Arg(0))
+		usage()
+		os.Exit(2)
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	if err != nil {
@@ -90,12 +102,35 @@ func main() {
 		err = show(ctx, c, *workspace)
 	case "status":
 		err = status(ctx, c, *workspace)
-	default:
-		err = fmt.Errorf("usage: demohub [-hub kubeconfig] [-workspace ns] [-registries file] seed|show|status|pull|push|chart|replicate|stop|tfvars|freeports")
 	}
 	if err != nil {
 		log.Fatalf("demohub: %v", err)
 	}
+}
+
+// usage prints the commands (this file's doc comment) and the flags; -h prints it and exits 0, no
+// command or an unknown one prints it and exits 2.
+func usage() {
+	w := flag.CommandLine.Output()
+	fmt.Fprint(w, `usage: go run ./hack/demohub [-hub kubeconfig] [-workspace ns] [-registries file] <command> [args]
+
+commands on the hub (-hub, default $KUBECONFIG):
+  seed                            add the sample fleet: ManagedClusters, sets edge and airgap-stores, bindings
+  show                            the workspace's OCI registries (credentials redacted) and routes
+  status                          wait for fleet-controller hub, then print route status, ClusterOCIStorages, works
+  pull CLUSTER NAME REPO:TAG      ask a cluster to pull an artifact (ManifestWork pull-NAME with OCIPull NAME)
+
+commands on the local fleet's registries (-registries):
+  push REGISTRY REPO:TAG          push a small artifact
+  chart REGISTRY REPO:VERSION     push a small Helm chart as helm push stores it
+  replicate FROM TO REPO:TAG      copy an artifact between registries, as replication would
+  stop REGISTRY                   stop a registry, to show failover
+  tfvars                          print the registries as TF_VAR_ exports for examples/local-fleet
+  freeports N                     print N free loopback TCP ports
+
+flags:
+`)
+	flag.PrintDefaults()
 }
 
 func seed(ctx context.Context, c client.Client, ws string) error {

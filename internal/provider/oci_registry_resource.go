@@ -112,7 +112,10 @@ var newOCIRegistryResource = hubresource.New[ociRegistryModel](hubresource.Kind[
 		"`fleet_oci_route` decides which clusters pull from which registries, in which order.\n\n" +
 		"Passwords are write-only: they are sent to the hub but never stored in Terraform state or shown in plans. " +
 		"Each has a version: set both together, and change the version to send a changed password; the password on the hub " +
-		"changes only when its version does. Removing both removes the password from the hub.",
+		"changes only when its version does. Removing both removes the password from the hub.\n\n" +
+		"Pass passwords in `ephemeral = true` variables (Terraform >= 1.10, OpenTofu >= 1.11), not `sensitive = true` ones: " +
+		"a saved plan (`plan -out`) holds the values of sensitive variables in the clear, while ephemeral values are never " +
+		"written to a plan file or to state.",
 	Attributes: map[string]schema.Attribute{
 		"role": schema.StringAttribute{
 			Required:            true,

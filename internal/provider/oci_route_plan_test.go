@@ -260,6 +260,16 @@ func TestAccOCIRoutePlan_warnings(t *testing.T) {
 			},
 		},
 		{
+			name: "a selector no cluster matches is named, a matching one is not",
+			plan: newRoute("eu-typo", 40, func(m *ociRouteModel) {
+				m.ClusterSelectors = sels(sel(map[string]string{"regoin": "eu"}, nil), sel(map[string]string{"region": "eu"}, nil))
+			}),
+			want: []wantPlanDiag{
+				{diag.SeverityWarning, "Selector matches no cluster", `Route "eu-typo": cluster_selectors[0] (regoin=eu) matches none of the `, true},
+				{diag.SeverityWarning, "Route shadowed", `Route "eu-typo" `, true},
+			},
+		},
+		{
 			name: "a registry not on the hub is a warning: this plan may create it",
 			plan: newRoute("lab", 5, func(m *ociRouteModel) { m.ClusterNames = strSet(staging); m.Registries = strList("harbor-lab") }),
 			want: []wantPlanDiag{
@@ -522,7 +532,10 @@ func TestAccOCIRoutePlan_hubChecksSkipped(t *testing.T) {
 type listCounter struct {
 	mu    sync.Mutex
 	lists map[string]int
-	other []string
+	// workspaceGets are the GETs of a namespace: the engine's check that a new object's
+	// workspace exists; TestAccOCIRoutePlan_listsEachKindOnce checks their count.
+	workspaceGets []string
+	other         []string
 }
 
 func (c *listCounter) record(r *http.Request) {
@@ -541,6 +554,10 @@ func (c *listCounter) record(r *http.Request) {
 	defer c.mu.Unlock()
 	if r.Method == http.MethodGet && len(rest) == 1 {
 		c.lists[rest[0]]++
+		return
+	}
+	if r.Method == http.MethodGet && len(segs) == 4 && segs[0] == "api" && segs[2] == "namespaces" {
+		c.workspaceGets = append(c.workspaceGets, segs[3])
 		return
 	}
 	c.other = append(c.other, r.Method+" "+r.URL.Path)
@@ -610,5 +627,9 @@ func TestAccOCIRoutePlan_listsEachKindOnce(t *testing.T) {
 	}
 	if len(counter.other) > 0 {
 		t.Errorf("requests other than LISTs during planning: %v", counter.other)
+	}
+	// Besides the lists, one GET of the workspace's namespace over all the plans: that it exists.
+	if want := []string{ws}; fmt.Sprint(counter.workspaceGets) != fmt.Sprint(want) {
+		t.Errorf("GETs of namespaces over %d route plans: %v, want %v", n, counter.workspaceGets, want)
 	}
 }

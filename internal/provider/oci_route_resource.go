@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -454,6 +455,9 @@ func checkOCIRoutePlan(ctx context.Context, c hubresource.PlanCheck[ociRouteMode
 	if !vague["cluster_names"] && !vague["cluster_groups"] {
 		checkClusterNames(route, inv, c.Workspace, &diags)
 	}
+	if !vague["cluster_selectors"] {
+		checkSelectors(route, inv, c.Workspace, &diags)
+	}
 	var priorRoute *routing.Route
 	if c.Prior != nil && !c.Replace {
 		if r, ok, _, _ := routeOf(ctx, c.Prior); ok {
@@ -637,4 +641,50 @@ func routeLabel(name string) string {
 		return "no route"
 	}
 	return fmt.Sprintf("%q", name)
+}
+
+// checkSelectors warns about each of the route's cluster selectors that matches no cluster the
+// workspace may route: a hint at a misspelt label, before any cluster is left on another route.
+// A selector is matched by the routing library itself, as a one-route router.
+func checkSelectors(route routing.Route, inv *inventory.Workspace, ws string, diags *diag.Diagnostics) {
+	for i, sel := range route.ClusterSelectors {
+		router, err := routing.Compile([]routing.Route{{Name: "selector", ClusterSelectors: []routing.Selector{sel}, Registries: []string{"selector"}}})
+		if err != nil {
+			continue // an invalid selector is reported by validation
+		}
+		matched := false
+		for _, c := range inv.Clusters {
+			if router.Resolve(c).Matched() {
+				matched = true
+				break
+			}
+		}
+		if !matched {
+			diags.AddAttributeWarning(path.Root("cluster_selectors").AtListIndex(i), "Selector matches no cluster",
+				fmt.Sprintf("Route %q: cluster_selectors[%d] (%s) matches none of the %d clusters of workspace %s. "+
+					"The route matches clusters once they carry these labels; check the label keys and values (kubectl get managedclusters --show-labels).",
+					route.Name, i, describeSelector(sel), len(inv.Clusters), ws))
+		}
+	}
+}
+
+// describeSelector renders a selector as Kubernetes writes one: region=eu,tier in (a,b),!gpu.
+func describeSelector(sel routing.Selector) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(sel.MatchLabels)) {
+		parts = append(parts, k+"="+sel.MatchLabels[k])
+	}
+	for _, e := range sel.MatchExpressions {
+		switch e.Operator {
+		case routing.Exists:
+			parts = append(parts, e.Key)
+		case routing.DoesNotExist:
+			parts = append(parts, "!"+e.Key)
+		case routing.NotIn:
+			parts = append(parts, e.Key+" notin ("+strings.Join(e.Values, ",")+")")
+		default:
+			parts = append(parts, e.Key+" in ("+strings.Join(e.Values, ",")+")")
+		}
+	}
+	return strings.Join(parts, ",")
 }

@@ -46,7 +46,9 @@ func (resolveRouteFunction) Definition(_ context.Context, _ function.DefinitionR
 			"`fleet_oci_route` resources can be passed as they are. `cluster` is an object with `name`, and optionally `labels` (a map) " +
 			"and `groups` (the ManagedClusterSets it belongs to).\n\n" +
 			"Returns an object with `route` (null when no route matches), `registries` (the chain), `matched_by` and `replication_wait`. " +
-			"Invalid routes (priority ties, a default route with criteria, …) are an error naming the route and attribute.",
+			"Invalid routes (a default route with criteria, a route without registries, a misspelt attribute, a bad `replication_wait`, …) " +
+			"are an error naming the route and attribute. A priority tie is not an error: tied routes are evaluated in order of `name`, " +
+			"as on the hub, which reports the tie as a conflict (`fleet_oci_routing`'s `conflicts`, the route's `PriorityConflict` condition).",
 		Parameters: []function.Parameter{
 			function.DynamicParameter{Name: "routes", MarkdownDescription: "List of route objects."},
 			function.DynamicParameter{Name: "cluster", MarkdownDescription: "The cluster: `{ name = \"…\", labels = { … }, groups = [ … ] }`."},

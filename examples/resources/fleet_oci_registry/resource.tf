@@ -1,11 +1,13 @@
+# Passwords in ephemeral variables: never written to a saved plan (plan -out), which holds a
+# sensitive variable's value in the clear, nor to state.
 variable "harbor_push_password" {
   type      = string
-  sensitive = true
+  ephemeral = true
 }
 
 variable "harbor_pull_password" {
   type      = string
-  sensitive = true
+  ephemeral = true
 }
 
 # The workspace's source registry: Fleet pushes bundles here.
