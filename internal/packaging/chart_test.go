@@ -161,10 +161,30 @@ func TestChartAppliesOnHub(t *testing.T) {
 		if pod.ServiceAccountName != sa || sa != fullname {
 			t.Errorf("serviceAccountName = %q, ServiceAccount %q, want both %q", pod.ServiceAccountName, sa, fullname)
 		}
-		var cr rbacv1.ClusterRole
-		convert(t, only(t, got, "ClusterRole"), &cr)
-		if want := roleRules(t, filepath.Join(chartDir, "files", "role.yaml")); !equalRules(cr.Rules, want) {
-			t.Errorf("ClusterRole rules = %+v, want files/role.yaml's %+v", cr.Rules, want)
+		// Three ClusterRoles: the controller's, and the tenant roles of files/tenant-roles.yaml.
+		roles := map[string]rbacv1.ClusterRole{}
+		for _, u := range got["ClusterRole"] {
+			var r rbacv1.ClusterRole
+			convert(t, u, &r)
+			roles[r.Name] = r
+		}
+		cr := roles[fullname]
+		if want := roleRules(t, filepath.Join(chartDir, "files", "role.yaml")); len(roles) != 3 || !equalRules(cr.Rules, want) {
+			t.Errorf("ClusterRoles %v; %s's rules = %+v, want files/role.yaml's %+v", slices.Collect(maps.Keys(roles)), fullname, cr.Rules, want)
+		}
+		raw, err := os.ReadFile(filepath.Join(chartDir, "files", "tenant-roles.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, doc := range strings.Split(string(raw), "\n---\n") {
+			var want rbacv1.ClusterRole
+			if err := yaml.Unmarshal([]byte(doc), &want); err != nil {
+				t.Fatal(err)
+			}
+			name := fullname + "-" + strings.TrimPrefix(want.Name, "fleet-")
+			if got, ok := roles[name]; !ok || !equalRules(got.Rules, want.Rules) {
+				t.Errorf("tenant ClusterRole %s: %+v, want the rules of %s in files/tenant-roles.yaml", name, got.Rules, want.Name)
+			}
 		}
 		var crb rbacv1.ClusterRoleBinding
 		convert(t, only(t, got, "ClusterRoleBinding"), &crb)
