@@ -14,29 +14,42 @@ import (
 )
 
 // TestAccUnapproveFailsThePlan runs `plan` itself (not plan and apply, as a test step does) to
-// show that withdrawing an approval fails the plan, not the apply: set to false or removed, the
-// plan fails with an error on approved, and the hub object is untouched.
+// show that withdrawing an approval fails the plan, not the apply: set to false or removed, with
+// the workspace configured or the provider's default, the plan fails with an error on approved,
+// and the hub object is untouched. (With the provider's workspace, the planned workspace was
+// unknown to the check, which let the plan through to fail at apply on the hub's CEL rule.)
 func TestAccUnapproveFailsThePlan(t *testing.T) {
-	w := newCLIWorkdir(t)
-	ws := testWorkspace(t, testHub(t))
-	site := newHubFixtures(t, ws).Cluster("site", "", nil)
-	h := newSSDHub(t, ws)
-	w.apply(ssdConfig(ws, site, "  approved = true\n"))
-	defer w.destroy()
-	before := h.mustGet("site-a")
-	for step, body := range map[string]string{"set to false": "  approved = false\n", "removed": ""} {
-		diags, failed := w.plan(ssdConfig(ws, site, body))
-		errs := only(diags, "Approval is one-way")
-		if !failed || len(errs) != 1 || errs[0].Severity != "error" || !strings.Contains(errs[0].Detail, "it cannot be set back to false") {
-			t.Errorf("%s: plan failed=%t with %v, want it to fail with \"Approval is one-way\"", step, failed, diags)
-		}
-	}
-	after := h.mustGet("site-a")
-	if after.GetResourceVersion() != before.GetResourceVersion() {
-		t.Errorf("the hub object changed (resourceVersion %s → %s)", before.GetResourceVersion(), after.GetResourceVersion())
-	}
-	if v, _, _ := unstructured.NestedBool(after.Object, "spec", "approved"); !v {
-		t.Error("spec.approved is no longer true on the hub")
+	for _, workspaceFrom := range []string{"resource", "provider"} {
+		t.Run("workspace from "+workspaceFrom, func(t *testing.T) {
+			w := newCLIWorkdir(t)
+			ws := testWorkspace(t, testHub(t))
+			site := newHubFixtures(t, ws).Cluster("site", "", nil)
+			h := newSSDHub(t, ws)
+			config := func(body string) string {
+				if workspaceFrom == "resource" {
+					return ssdConfig(ws, site, body)
+				}
+				return fmt.Sprintf("provider \"fleet\" {\n  workspace = %q\n}\nresource \"fleet_storage_site_deployment\" \"s\" {\n  name = \"site-a\"\n  cluster = %q\n%s}\n", ws, site, body)
+			}
+			approved := config("  approved = true\n")
+			w.apply(approved)
+			defer func() { w.write(approved); w.destroy() }()
+			before := h.mustGet("site-a")
+			for _, step := range []struct{ name, body string }{{"set to false", "  approved = false\n"}, {"removed", ""}} {
+				diags, failed := w.plan(config(step.body))
+				errs := only(diags, "Approval is one-way")
+				if !failed || len(errs) != 1 || errs[0].Severity != "error" || !strings.Contains(errs[0].Detail, "it cannot be set back to false") {
+					t.Errorf("%s: plan failed=%t with %v, want it to fail with \"Approval is one-way\"", step.name, failed, diags)
+				}
+			}
+			after := h.mustGet("site-a")
+			if after.GetResourceVersion() != before.GetResourceVersion() {
+				t.Errorf("the hub object changed (resourceVersion %s → %s)", before.GetResourceVersion(), after.GetResourceVersion())
+			}
+			if v, _, _ := unstructured.NestedBool(after.Object, "spec", "approved"); !v {
+				t.Error("spec.approved is no longer true on the hub")
+			}
+		})
 	}
 }
 

@@ -584,11 +584,20 @@ func (oneWayApproval) PlanModifyBool(ctx context.Context, req planmodifier.BoolR
 	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() || req.PlanValue.IsUnknown() || req.PlanValue.ValueBool() || !req.StateValue.ValueBool() {
 		return
 	}
-	// A replacement creates a new, unapproved deployment: that is allowed.
+	// A replacement creates a new, unapproved deployment: that is allowed. The workspace is
+	// compared as configured: unset, it is the prior one (it is replaced only when configured),
+	// and its planned value is unknown here, as the framework plans every computed attribute
+	// without a default unknown when anything changes.
 	for _, attrName := range []string{"cluster", "draft_name", "name", "workspace"} {
 		var planned, prior types.String
 		resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root(attrName), &planned)...)
 		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root(attrName), &prior)...)
+		if attrName == "workspace" {
+			resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root(attrName), &planned)...)
+			if planned.IsNull() {
+				continue
+			}
+		}
 		if !planned.Equal(prior) {
 			return
 		}
