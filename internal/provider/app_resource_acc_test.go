@@ -84,8 +84,8 @@ func TestAccChart_lifecycle(t *testing.T) {
 				},
 			},
 			{
-				// Drift: kubectl changes the version and drops the digest; the plan shows it, apply restores.
-				PreConfig: func() { h.patch("FleetChart", "hello", `{"spec":{"version":"9.9.9","digest":null}}`) },
+				// Drift: kubectl points the chart at another digest; the plan shows it, apply restores.
+				PreConfig: func() { h.patch("FleetChart", "hello", `{"spec":{"digest":"sha256:`+strings.Repeat("0", 64)+`"}}`) },
 				Config:    updated,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(chartAddr, plancheck.ResourceActionUpdate),
