@@ -57,11 +57,8 @@ const replacingKey = "fleet.replacing"
 
 // markReplacing records in a planned private state that this plan has a prior object, priorID
 // ("" removes the mark: Update removes it so that it never reaches state; Create stores no private
-// state). p is the framework's, never nil.
+// state). p is the framework's; callers pass it only when it is not nil.
 func markReplacing(ctx context.Context, p privateData, priorID string) diag.Diagnostics {
-	if p == nil {
-		return nil
-	}
 	var value []byte
 	if priorID != "" {
 		value, _ = json.Marshal(priorID)
@@ -71,9 +68,6 @@ func markReplacing(ctx context.Context, p privateData, priorID string) diag.Diag
 
 // replacing is the prior object's ID that the first call of a replacement recorded, or "".
 func replacing(ctx context.Context, p privateData) string {
-	if p == nil {
-		return ""
-	}
 	raw, _ := p.GetKey(ctx, replacingKey)
 	var id string
 	if len(raw) == 0 || json.Unmarshal(raw, &id) != nil {

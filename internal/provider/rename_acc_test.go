@@ -19,7 +19,8 @@ import (
 // TestAccRenameInPlace changes `name` inside the same resource blocks, which Terraform and
 // OpenTofu plan as a replacement and ask the provider to plan twice (the update that becomes a
 // replace, then the create): for the source registry, a mirror, a route that keeps its priority
-// and names the renamed registries, a chart, a site, an app and its route. The rename applies
+// and names the renamed registries, a chart, a site, an app and its route, a cluster join and a
+// storage deployment: every resource on the engine. The rename applies
 // (no "Duplicate" error from the resource meeting its own first call), the hub then holds only the
 // new names, the next plan is empty, and a later update of the renamed resources applies. At the
 // default parallelism and at -parallelism=1.
@@ -78,7 +79,18 @@ resource "fleet_app_route" "ar" {
   mode      = "none"
   service   = { name = "hello", port = 80 }
 }
-`, ws, n("src"), n("mirror"), n("route-a"), priority, cluster, n("hello"), n("berlin"), n("app"), n("app-route"))
+resource "fleet_cluster_join" "j" {
+  name      = %[11]q
+  workspace = %[1]q
+  cluster   = %[6]q
+  site      = fleet_site.s.name
+}
+resource "fleet_storage_site_deployment" "sd" {
+  name      = %[12]q
+  workspace = %[1]q
+  cluster   = %[6]q
+}
+`, ws, n("src"), n("mirror"), n("route-a"), priority, cluster, n("hello"), n("berlin"), n("app"), n("app-route"), n("join"), n("storage"))
 			}
 			names := func(suffix string) map[hub.Kind][]string {
 				n := func(bases ...string) []string {
@@ -91,6 +103,7 @@ resource "fleet_app_route" "ar" {
 				return map[hub.Kind][]string{
 					inventory.SecretKind: n("mirror", "src"), inventory.RouteKind: n("route-a"), fleetChartKind: n("hello"),
 					fleetSiteKind: n("berlin"), fleetAppKind: n("app"), fleetAppRouteKind: n("app-route"),
+					fleetClusterJoinKind: n("join"), storageSiteDeploymentKind: n("storage"),
 				}
 			}
 			resource.Test(t, resource.TestCase{
@@ -107,6 +120,8 @@ resource "fleet_app_route" "ar" {
 							plancheck.ExpectResourceAction("fleet_site.s", plancheck.ResourceActionDestroyBeforeCreate),
 							plancheck.ExpectResourceAction("fleet_app.a", plancheck.ResourceActionDestroyBeforeCreate),
 							plancheck.ExpectResourceAction("fleet_app_route.ar", plancheck.ResourceActionDestroyBeforeCreate),
+							plancheck.ExpectResourceAction("fleet_cluster_join.j", plancheck.ResourceActionDestroyBeforeCreate),
+							plancheck.ExpectResourceAction("fleet_storage_site_deployment.sd", plancheck.ResourceActionDestroyBeforeCreate),
 						}},
 						Check: resource.ComposeAggregateTestCheckFunc(
 							checkHubNames(f, names("2")),
