@@ -54,7 +54,9 @@ func TestChartAppAndRouteValidationOnHub(t *testing.T) {
 
 	t.Run("chart", func(t *testing.T) {
 		_, err := create(t, charts, "FleetChart", "none", map[string]any{"repository": "charts/hello"})
-		invalid(t, "a chart without version or digest", err, "give the chart's version (its tag), its digest, or both")
+		invalid(t, "a chart without version or digest", err, "give the chart's version (its tag) or its digest, not both")
+		_, err = create(t, charts, "FleetChart", "both", map[string]any{"repository": "charts/hello", "version": "0.1.0", "digest": "sha256:" + strings.Repeat("ab", 32)})
+		invalid(t, "a chart with version and digest", err, "give the chart's version (its tag) or its digest, not both")
 		_, err = create(t, charts, "FleetChart", "plus", map[string]any{"repository": "charts/hello", "version": "1.0.0+build"})
 		invalid(t, "a version with +", err, "spec.version")
 		_, err = create(t, charts, "FleetChart", "short", map[string]any{"repository": "charts/hello", "digest": "sha256:abc"})

@@ -5,7 +5,8 @@ import (
 )
 
 // FleetChartSpec names a Helm chart stored as an OCI artifact in the workspace's registries.
-// +kubebuilder:validation:XValidation:rule="has(self.version) || has(self.digest)",message="give the chart's version (its tag), its digest, or both"
+// Exactly one of version and digest names it: a pull by digest never reads the tag.
+// +kubebuilder:validation:XValidation:rule="has(self.version) != has(self.digest)",message="give the chart's version (its tag) or its digest, not both"
 type FleetChartSpec struct {
 	// Repository is the chart's repository path inside the routed registries, e.g.
 	// "charts/hello": every cluster pulls it through the registry chain its route gives.
@@ -21,8 +22,8 @@ type FleetChartSpec struct {
 	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9_][a-zA-Z0-9._-]*$`
 	Version string `json:"version,omitempty"`
 
-	// Digest pins the chart's manifest ("sha256:<hex>"); with a version too, a registry whose tag
-	// points elsewhere fails the pull's digest check.
+	// Digest pins the chart's manifest ("sha256:<hex>"), which clusters pull by digest and
+	// verify; a chart gives a version or a digest, not both.
 	// +optional
 	// +kubebuilder:validation:Pattern=`^sha256:[a-f0-9]{64}$`
 	Digest string `json:"digest,omitempty"`

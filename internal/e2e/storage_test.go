@@ -150,7 +150,10 @@ func TestStorageSiteDeployment(t *testing.T) {
 	})
 
 	t.Run("a changed discovery is a new run", func(t *testing.T) {
-		update("site-a", func(d *storagev1alpha2.StorageSiteDeployment) { d.Spec.Discover.Workers = []string{"w1"} })
+		// Workers instead of the node selector: the site takes one or the other.
+		update("site-a", func(d *storagev1alpha2.StorageSiteDeployment) {
+			d.Spec.Discover.Workers, d.Spec.Discover.NodeSelector = []string{"w1"}, nil
+		})
 		await("site-a", "Drafted with w1 only", func(d *storagev1alpha2.StorageSiteDeployment) error {
 			if err := phase(storagev1alpha2.PhaseDrafted)(d); err != nil {
 				return err

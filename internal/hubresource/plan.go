@@ -2,6 +2,7 @@ package hubresource
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -40,6 +41,45 @@ func (e *Env) CheckErr(ctx context.Context, err error) error {
 		return fmt.Errorf("the hub did not answer within %s (the provider's request_timeout); plan again when it does", e.CheckTimeout)
 	}
 	return err
+}
+
+// replacingKey is the private-state key that ties the two PlanResourceChange calls of one
+// resource instance together. Terraform and OpenTofu plan a change that turns out to be a
+// replacement twice: first with the prior state (the update that becomes a replace), then with a
+// null prior state (the create), handing the second call the private state the first one planned.
+// The first call checks the change knowing what it replaces; the second, which cannot tell its
+// own prior object from another resource's, recognises itself by this key and checks nothing
+// again (its claim on the new name would collide with the first call's, and the hub still holds
+// the object it replaces). A fresh provider process at apply starts with no claims, and the
+// create it plans after the delete-then-create's delete carries no private state, so it is
+// checked as the create it is.
+const replacingKey = "fleet.replacing"
+
+// markReplacing records in a planned private state that this plan has a prior object, priorID
+// ("" removes the mark: Update removes it so that it never reaches state; Create stores no private
+// state). p is the framework's; callers pass it only when it is not nil.
+func markReplacing(ctx context.Context, p privateData, priorID string) diag.Diagnostics {
+	var value []byte
+	if priorID != "" {
+		value, _ = json.Marshal(priorID)
+	}
+	return p.SetKey(ctx, replacingKey, value)
+}
+
+// replacing is the prior object's ID that the first call of a replacement recorded, or "".
+func replacing(ctx context.Context, p privateData) string {
+	raw, _ := p.GetKey(ctx, replacingKey)
+	var id string
+	if len(raw) == 0 || json.Unmarshal(raw, &id) != nil {
+		return ""
+	}
+	return id
+}
+
+// privateData is the framework's provider-defined private state.
+type privateData interface {
+	GetKey(ctx context.Context, key string) ([]byte, diag.Diagnostics)
+	SetKey(ctx context.Context, key string, value []byte) diag.Diagnostics
 }
 
 // claims records the objects this provider process plans to create, to catch two resources of

@@ -217,6 +217,15 @@ func (r *Resource[M, P]) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 		}
 		r.planIdentity(ctx, req, resp, P(plan).meta())
 	}
+	switch {
+	case resp.Private == nil: // not from Terraform (a test's plan driver): no private state
+	case plan != nil && prior != nil:
+		resp.Diagnostics.Append(markReplacing(ctx, resp.Private, P(prior).meta().ID.ValueString())...)
+	case plan != nil && req.Private != nil && replacing(ctx, req.Private) != "":
+		// The create half of a replacement that the call with the prior state checked already.
+		resp.Diagnostics.Append(markReplacing(ctx, resp.Private, "")...)
+		return
+	}
 	subject := plan
 	if subject == nil {
 		subject = prior
@@ -300,6 +309,9 @@ func (r *Resource[M, P]) Update(ctx context.Context, req resource.UpdateRequest,
 	defer cancel()
 	if !ok {
 		return
+	}
+	if resp.Private != nil {
+		resp.Diagnostics.Append(markReplacing(ctx, resp.Private, "")...) // the plan's mark stays out of state
 	}
 	if resp.Diagnostics.Append(req.State.Get(ctx, &prior)...); !resp.Diagnostics.HasError() {
 		r.apply(ctx, &plan, &prior, req.Config, &resp.State, &resp.Diagnostics)

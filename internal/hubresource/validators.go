@@ -15,6 +15,9 @@ type nameValidator struct {
 	check func(string) []string
 }
 
+// DNSSubdomain checks a Kubernetes object name such as a Secret's (a DNS subdomain).
+var DNSSubdomain validator.String = dnsSubdomain
+
 var (
 	dnsSubdomain = nameValidator{"must be a DNS subdomain name: lowercase letters, digits, '-' and '.', at most 253 characters", validation.IsDNS1123Subdomain}
 	dnsLabel     = nameValidator{"must be a DNS label: lowercase letters, digits and '-', at most 63 characters", validation.IsDNS1123Label}
@@ -28,7 +31,7 @@ func (v nameValidator) ValidateString(_ context.Context, req validator.StringReq
 		return
 	}
 	if errs := v.check(req.ConfigValue.ValueString()); len(errs) > 0 {
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid name",
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid "+req.Path.String(),
 			fmt.Sprintf("%q is not a valid Kubernetes name: %s.", req.ConfigValue.ValueString(), strings.Join(errs, "; ")))
 	}
 }

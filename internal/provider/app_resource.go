@@ -101,7 +101,7 @@ var appKind = hubresource.Kind[appModel]{
 			Validators:          []validator.String{stringvalidator.LengthBetween(1, 253), stringvalidator.RegexMatches(domainRE, "must be a ManagedCluster name")},
 			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()}},
 		"release_name": schema.StringAttribute{Optional: true,
-			MarkdownDescription: "The Helm release's name; the app's `name` when unset. Changing it replaces the app.",
+			MarkdownDescription: "The Helm release's name (at most 53 characters, Helm's limit); the app's `name` when unset, which must then fit too. Changing it replaces the app.",
 			Validators:          []validator.String{stringvalidator.LengthBetween(1, 53), stringvalidator.RegexMatches(dnsLabelRE, dnsLabelMsg)},
 			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()}},
 		"namespace": schema.StringAttribute{Required: true,
@@ -146,9 +146,18 @@ var appKind = hubresource.Kind[appModel]{
 	Await:     awaitApp,
 }
 
-// validateApp checks that values, when known, is a mapping.
+// helmReleaseNameMax is the longest release name Helm installs.
+const helmReleaseNameMax = 53
+
+// validateApp checks that the release name (the app's name when release_name is unset) is one
+// Helm installs, and that values, when known, is a mapping.
 func validateApp(_ context.Context, m *appModel) diag.Diagnostics {
 	var diags diag.Diagnostics
+	if m.ReleaseName.IsNull() && !m.Name.IsNull() && !m.Name.IsUnknown() && len(m.Name.ValueString()) > helmReleaseNameMax {
+		diags.AddAttributeError(path.Root("name"), "Release name too long",
+			fmt.Sprintf("name = %q (%d characters) is also the Helm release's name, as release_name is unset, and Helm refuses release names over %d characters. "+
+				"Set release_name to a name of at most %d characters, or shorten name.", m.Name.ValueString(), len(m.Name.ValueString()), helmReleaseNameMax, helmReleaseNameMax))
+	}
 	if m.Values.IsNull() || m.Values.IsUnknown() {
 		return diags
 	}

@@ -44,7 +44,7 @@ resource "fleet_chart" "c" {
 func TestAccChart_lifecycle(t *testing.T) {
 	ws := testWorkspace(t, testHub(t))
 	h := newSiteHub(t, ws)
-	updated := fleetChartConfig(ws, fmt.Sprintf("  version = \"0.2.0\"\n  digest = %q", testDigest))
+	updated := fleetChartConfig(ws, fmt.Sprintf("  digest = %q", testDigest))
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6Providers,
 		CheckDestroy:             h.checkGone,
@@ -64,8 +64,15 @@ func TestAccChart_lifecycle(t *testing.T) {
 			{
 				Config:           updated,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(chartAddr, plancheck.ResourceActionUpdate)}},
-				Check:            h.checkSpec("FleetChart", "hello", map[string]any{"repository": "charts/hello", "version": "0.2.0", "digest": testDigest}),
+				Check:            h.checkSpec("FleetChart", "hello", map[string]any{"repository": "charts/hello", "digest": testDigest}),
 			},
+			{
+				// Both version and digest: refused at plan, the hub's chart unchanged.
+				Config:      fleetChartConfig(ws, fmt.Sprintf("  version = \"0.2.0\"\n  digest = %q", testDigest)),
+				ExpectError: expectError("Chart with both version and digest", "never read the version", "remove the other"),
+			},
+			{Config: updated, ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+				Check: h.checkSpec("FleetChart", "hello", map[string]any{"repository": "charts/hello", "digest": testDigest})},
 			{ResourceName: chartAddr, ImportState: true, ImportStateVerify: true, ImportStateId: ws + "/hello"},
 			{
 				PreConfig:        func() { h.setStatus("FleetChart", "hello", map[string]any{"digest": testDigest, "apps": 2}) },
@@ -77,15 +84,15 @@ func TestAccChart_lifecycle(t *testing.T) {
 				},
 			},
 			{
-				// Drift: kubectl changes the version and drops the digest; the plan shows it, apply restores.
-				PreConfig: func() { h.patch("FleetChart", "hello", `{"spec":{"version":"9.9.9","digest":null}}`) },
+				// Drift: kubectl points the chart at another digest; the plan shows it, apply restores.
+				PreConfig: func() { h.patch("FleetChart", "hello", `{"spec":{"digest":"sha256:`+strings.Repeat("0", 64)+`"}}`) },
 				Config:    updated,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(chartAddr, plancheck.ResourceActionUpdate),
-					plancheck.ExpectKnownValue(chartAddr, ssdValue("version"), knownvalue.StringExact("0.2.0")),
+					plancheck.ExpectKnownValue(chartAddr, ssdValue("version"), knownvalue.Null()),
 					plancheck.ExpectKnownValue(chartAddr, ssdValue("digest"), knownvalue.StringExact(testDigest)),
 				}},
-				Check: h.checkSpec("FleetChart", "hello", map[string]any{"repository": "charts/hello", "version": "0.2.0", "digest": testDigest}),
+				Check: h.checkSpec("FleetChart", "hello", map[string]any{"repository": "charts/hello", "digest": testDigest}),
 			},
 		},
 	})

@@ -88,6 +88,10 @@ func TestChartRoundTrip(t *testing.T) {
 	if d := validateChart(context.Background(), &chartModel{Version: types.StringNull(), Digest: types.StringNull()}); !d.HasError() {
 		t.Error("a chart without version nor digest validates")
 	}
+	d := validateChart(context.Background(), &chartModel{Version: types.StringValue("0.1.0"), Digest: types.StringValue(digest)})
+	if !d.HasError() || !strings.Contains(d.Errors()[0].Detail(), "never read the version") {
+		t.Errorf("a chart with version and digest: %v, want an error that says the version would be ignored", d)
+	}
 }
 
 // TestAppRoundTrip: values are sent as an object and read back as the hub's JSON (semantically

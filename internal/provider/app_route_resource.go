@@ -107,8 +107,8 @@ var appRouteKind = hubresource.Kind[appRouteModel]{
 			MarkdownDescription: "TLS of the host, by exactly one of `secret_name` and `acme_issuer`; plain HTTP when unset.",
 			Attributes: map[string]schema.Attribute{
 				"secret_name": schema.StringAttribute{Optional: true,
-					MarkdownDescription: "A `kubernetes.io/tls` Secret with the host's certificate: in the app's namespace on the cluster (`site` mode) or the workspace on the hub (`hub` mode).",
-					Validators: []validator.String{stringvalidator.LengthBetween(1, 253),
+					MarkdownDescription: "A `kubernetes.io/tls` Secret (its name, a DNS subdomain) with the host's certificate: in the app's namespace on the cluster (`site` mode) or the workspace on the hub (`hub` mode).",
+					Validators: []validator.String{hubresource.DNSSubdomain,
 						stringvalidator.ExactlyOneOf(path.MatchRelative().AtParent().AtName("acme_issuer"))}},
 				"acme_issuer": schema.StringAttribute{Optional: true,
 					MarkdownDescription: "A cert-manager ClusterIssuer that obtains the certificate by ACME.",

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -40,7 +41,8 @@ var chartKind = hubresource.Kind[chartModel]{
 	Object:   fleetChartKind,
 	Description: "A Helm chart stored as an OCI artifact in the workspace's registries: a `FleetChart` (`fleet.umkim.io/v1alpha1`) " +
 		"that `fleet_app`s install on clusters. Every cluster pulls `repository` through the registry chain its `fleet_oci_route` " +
-		"gives, by `version` (the tag `helm push` wrote), by `digest`, or by both (the digest then pins what the tag must point at).\n\n" +
+		"gives, by `version` (the tag `helm push` wrote) or by `digest` (the manifest, verified on pull), not both: with a digest the version " +
+		"would not be used, so the plan refuses the pair rather than ignore one.\n\n" +
 		"`fleet-controller hub` (its apps reconciler) reports the digest a cluster pulled (`resolved_digest`) and how many apps of " +
 		"the workspace install the chart (`apps`).",
 	Attributes: map[string]schema.Attribute{
@@ -49,11 +51,11 @@ var chartKind = hubresource.Kind[chartModel]{
 			Validators: []validator.String{stringvalidator.LengthBetween(1, 255),
 				stringvalidator.RegexMatches(chartRepositoryRE, "must be an OCI repository path: lowercase path components separated by '/'")}},
 		"version": schema.StringAttribute{Optional: true,
-			MarkdownDescription: "The chart's version: the tag Helm pushed it under (a `+` of semver build metadata is written `_`, as `helm push` does). Give `version`, `digest` or both.",
+			MarkdownDescription: "The chart's version: the tag Helm pushed it under (a `+` of semver build metadata is written `_`, as `helm push` does). Give `version` or `digest`, not both.",
 			Validators: []validator.String{stringvalidator.LengthBetween(1, 128),
 				stringvalidator.RegexMatches(chartVersionRE, "must be an OCI tag: letters, digits, '_', '.' and '-', not starting with '.' or '-'")}},
 		"digest": schema.StringAttribute{Optional: true,
-			MarkdownDescription: "Pins the chart's manifest (`sha256:<hex>`); with `version` too, a registry whose tag points elsewhere fails the pull's digest check.",
+			MarkdownDescription: "Pins the chart's manifest (`sha256:<hex>`), which every cluster pulls by digest and verifies. Give `version` or `digest`, not both.",
 			Validators:          []validator.String{stringvalidator.RegexMatches(digestRE, "must be sha256:<64 lowercase hex digits>")}},
 		"resolved_digest": schema.StringAttribute{Computed: true,
 			MarkdownDescription: "The manifest digest a cluster pulled for this chart, once any did; null until then."},
@@ -66,12 +68,18 @@ var chartKind = hubresource.Kind[chartModel]{
 	Flatten:  flattenChart,
 }
 
-// validateChart checks that the chart is named by version, digest or both.
+// validateChart checks that the chart is named by version or by digest, not both: a pull by
+// digest never reads the tag, so the pair would leave the version silently unused.
 func validateChart(_ context.Context, m *chartModel) diag.Diagnostics {
 	var diags diag.Diagnostics
-	if m.Version.IsNull() && m.Digest.IsNull() {
+	switch {
+	case m.Version.IsNull() && m.Digest.IsNull():
 		diags.AddAttributeError(path.Root("version"), "Chart without version or digest",
-			"Set version (the tag Helm pushed the chart under), digest (sha256:<hex> of its manifest), or both: the clusters need one to pull the chart.")
+			"Set version (the tag Helm pushed the chart under) or digest (sha256:<hex> of its manifest): the clusters need one to pull the chart.")
+	case !m.Version.IsNull() && !m.Version.IsUnknown() && !m.Digest.IsNull() && !m.Digest.IsUnknown():
+		diags.AddAttributeError(path.Root("digest"), "Chart with both version and digest",
+			fmt.Sprintf("version = %q and digest = %q: the clusters pull a chart by digest when it has one and never read the version, so it would be ignored. "+
+				"Keep digest to pin the manifest, or version to follow the tag; remove the other.", m.Version.ValueString(), m.Digest.ValueString()))
 	}
 	return diags
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	k8sresource "k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -25,6 +26,7 @@ import (
 	"github.com/umkim/terraform-provider-fleet/api/storage/v1alpha2"
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
 	"github.com/umkim/terraform-provider-fleet/internal/hubresource"
+	"github.com/umkim/terraform-provider-fleet/internal/storagerules"
 )
 
 var (
@@ -150,14 +152,14 @@ func ssdResourceAttributes() map[string]schema.Attribute {
 	sizingAttrs := map[string]schema.Attribute{
 		"name": schema.StringAttribute{Optional: true, MarkdownDescription: "Name of the storage cluster the draft expands into (at most 63 characters).",
 			Validators: []validator.String{stringvalidator.LengthBetween(1, 63)}},
-		"vcpu_count": schema.Int64Attribute{Optional: true, MarkdownDescription: "vCPUs each storage node reserves (at least 1).",
+		"vcpu_count": schema.Int64Attribute{Optional: true, MarkdownDescription: "vCPUs each storage node reserves: at least 4, as the site's draft template requires.",
 			Validators: []validator.Int64{int64validator.Between(1, 1<<31-1)}},
-		"min_huge_pages_size": schema.StringAttribute{Optional: true, MarkdownDescription: "Huge-page memory each storage node needs at least, a Kubernetes quantity such as `8G` or `16Gi`."},
-		"max_subsystem_count": schema.Int64Attribute{Optional: true, MarkdownDescription: "Most NVMe-oF subsystems (volumes) a storage node serves (at least 1).",
+		"min_huge_pages_size": schema.StringAttribute{Optional: true, MarkdownDescription: "Huge-page memory each storage node needs at least, a Kubernetes quantity such as `8G` or `16Gi` (at most 32 characters, as the site's draft template requires)."},
+		"max_subsystem_count": schema.Int64Attribute{Optional: true, MarkdownDescription: "Most NVMe-oF subsystems (volumes) a storage node serves: 10 to 75, as the site's draft template requires.",
 			Validators: []validator.Int64{int64validator.Between(1, 1<<31-1)}},
 		"enable_drive_format":   schema.BoolAttribute{Optional: true, MarkdownDescription: "Let the expansion format the drives it takes (their data is lost)."},
 		"enable_journal_device": schema.BoolAttribute{Optional: true, MarkdownDescription: "Put each node's journal on a device of its own."},
-		"stripe": schema.SingleNestedAttribute{Optional: true, MarkdownDescription: "Erasure-coding layout of the cluster's volumes.",
+		"stripe": schema.SingleNestedAttribute{Optional: true, MarkdownDescription: "Erasure-coding layout of the cluster's volumes, `data_chunks`+`parity_chunks`: one of 1+0, 1+1, 2+1, 4+1, 1+2, 2+2, 4+2, the layouts the site accepts. An unset half counts as 1 (so `data_chunks = 8` alone is 8+1, refused).",
 			Attributes: map[string]schema.Attribute{
 				"data_chunks": schema.Int64Attribute{Optional: true, MarkdownDescription: "Data chunks per stripe (at least 1).",
 					Validators: []validator.Int64{int64validator.Between(1, 1<<31-1)}},
@@ -185,9 +187,9 @@ func ssdResourceAttributes() map[string]schema.Attribute {
 			Attributes: map[string]schema.Attribute{
 				"enable_control_plane_nodes": schema.BoolAttribute{Optional: true, MarkdownDescription: "Consider control-plane nodes too; by default only workers are."},
 				"workers": schema.SetAttribute{Optional: true, ElementType: types.StringType,
-					MarkdownDescription: "Names of the site's nodes to inspect. Empty or unset means every worker."},
+					MarkdownDescription: "Names of the site's nodes to inspect (at most 128, each at most 253 characters). Empty or unset means every worker. The site takes `workers` or a non-empty `node_selector`, not both."},
 				"node_selector": schema.MapAttribute{Optional: true, ElementType: types.StringType,
-					MarkdownDescription: "Only the site's nodes with these labels are inspected."},
+					MarkdownDescription: "Only the site's nodes with these labels are inspected. Exclusive with `workers`."},
 			},
 		},
 		"sizing": schema.SingleNestedAttribute{Optional: true, MarkdownDescription: ssdDocSizing, Attributes: sizingAttrs},
@@ -272,7 +274,9 @@ var newStorageSiteDeploymentResource = hubresource.New[storageSiteDeploymentMode
 		"`wait_for = \"online\"` apply waits for them, so they can be used in the same configuration.\n\n" +
 		"The usual flow is two applies: create with `approved = false` (and `wait_for = \"drafted\"`), review `draft`, then set " +
 		"`approved = true` (and `wait_for = \"online\"`).\n\n" +
-		"Plan-time checks: un-approving fails the plan (approval is one-way); `min_huge_pages_size` must be a Kubernetes quantity; changing " +
+		"Plan-time checks: un-approving fails the plan (approval is one-way); `min_huge_pages_size` must be a Kubernetes quantity; what the site's " +
+		"operator refuses although the hub accepts it fails the plan too (see the storage guide): a `stripe` layout it does not support, `workers` together " +
+		"with a `node_selector`, more than 128 `workers`, a sizing outside its template's bounds, a `name` over 63 characters (the hub labels the work with it); changing " +
 		"`cluster` or `draft_name` replaces the deployment, with a warning that the storage already deployed stays on the site; a `cluster` " +
 		"that is not a ManagedCluster on the hub, or is in no ManagedClusterSet bound to the workspace (the hub then delivers nothing, `NotBound`), " +
 		"and approving while the hub does not report the deployment `Drafted`, are warnings.\n\n" +
@@ -288,21 +292,74 @@ var newStorageSiteDeploymentResource = hubresource.New[storageSiteDeploymentMode
 	Await:     awaitStorageSiteDeployment,
 })
 
-// validateStorageSiteDeployment checks what the configuration alone decides.
-func validateStorageSiteDeployment(_ context.Context, m *storageSiteDeploymentModel) diag.Diagnostics {
+// validateStorageSiteDeployment checks what the configuration alone decides: the hub's own rules
+// and those of the site's operator (storagerules), which the hub does not enforce, so that a
+// request the site would refuse fails the plan instead of the deployment.
+func validateStorageSiteDeployment(ctx context.Context, m *storageSiteDeploymentModel) diag.Diagnostics {
 	var diags diag.Diagnostics
+	if n := m.Name; !n.IsNull() && !n.IsUnknown() {
+		siteRefuses(&diags, path.Root("name"), "name", storagerules.DeploymentName(n.ValueString()))
+	}
+	if d := m.Discover; !d.IsNull() && !d.IsUnknown() {
+		var v struct {
+			EnableControlPlaneNodes types.Bool `tfsdk:"enable_control_plane_nodes"`
+			Workers                 types.Set  `tfsdk:"workers"`
+			NodeSelector            types.Map  `tfsdk:"node_selector"`
+		}
+		diags.Append(d.As(ctx, &v, basetypes.ObjectAsOptions{})...)
+		if !v.Workers.IsUnknown() && !v.NodeSelector.IsUnknown() {
+			var workers []string
+			for _, e := range v.Workers.Elements() {
+				if s, ok := e.(types.String); ok && !s.IsUnknown() {
+					workers = append(workers, s.ValueString())
+				}
+			}
+			selector := map[string]string{}
+			for k := range v.NodeSelector.Elements() {
+				selector[k] = ""
+			}
+			siteRefuses(&diags, path.Root("discover").AtName("workers"), "discover.workers", storagerules.Discover(workers, selector))
+		}
+	}
 	if m.Sizing.IsNull() || m.Sizing.IsUnknown() {
 		return diags
 	}
-	q, ok := m.Sizing.Attributes()["min_huge_pages_size"].(types.String)
-	if !ok || q.IsNull() || q.IsUnknown() {
-		return diags
+	a := m.Sizing.Attributes()
+	intOf := func(v attr.Value) *int64 {
+		if i, ok := v.(types.Int64); ok && !i.IsNull() && !i.IsUnknown() {
+			return i.ValueInt64Pointer()
+		}
+		return nil
 	}
-	if err := checkQuantity(q.ValueString()); err != nil {
-		diags.AddAttributeError(path.Root("sizing").AtName("min_huge_pages_size"), "Invalid sizing.min_huge_pages_size",
-			fmt.Sprintf("sizing.min_huge_pages_size = %q is not a Kubernetes quantity: %v. Write a number with an optional suffix, such as \"8G\", \"16Gi\" or \"2048M\".", q.ValueString(), err))
+	var hugePages *string
+	if q, ok := a["min_huge_pages_size"].(types.String); ok && !q.IsNull() && !q.IsUnknown() {
+		hugePages = q.ValueStringPointer()
+		if err := checkQuantity(q.ValueString()); err != nil {
+			diags.AddAttributeError(path.Root("sizing").AtName("min_huge_pages_size"), "Invalid sizing.min_huge_pages_size",
+				fmt.Sprintf("sizing.min_huge_pages_size = %q is not a Kubernetes quantity: %v. Write a number with an optional suffix, such as \"8G\", \"16Gi\" or \"2048M\".", q.ValueString(), err))
+		}
+	}
+	for _, f := range storagerules.Template(intOf(a["vcpu_count"]), intOf(a["max_subsystem_count"]), hugePages) {
+		attrName := map[string]string{"vcpuCount": "vcpu_count", "maxSubsystemCount": "max_subsystem_count", "minHugePagesSize": "min_huge_pages_size"}[f.Field]
+		siteRefuses(&diags, path.Root("sizing").AtName(attrName), "sizing."+attrName, []storagerules.Finding{f})
+	}
+	if st, ok := a["stripe"].(types.Object); ok && !st.IsNull() && !st.IsUnknown() {
+		data, parity := st.Attributes()["data_chunks"], st.Attributes()["parity_chunks"]
+		if !data.IsUnknown() && !parity.IsUnknown() {
+			siteRefuses(&diags, path.Root("sizing").AtName("stripe"), "sizing.stripe", storagerules.Stripe(intOf(data), intOf(parity)))
+		}
 	}
 	return diags
+}
+
+// siteRefuses reports what the site's operator refuses, as errors on the attribute at p (named
+// attr in messages).
+func siteRefuses(diags *diag.Diagnostics, p path.Path, attrName string, findings []storagerules.Finding) {
+	for _, f := range findings {
+		diags.AddAttributeError(p, "Invalid "+attrName,
+			fmt.Sprintf("%s: %s. The site refuses this (rule of %s), so the deployment would fail there; change %s and plan again.",
+				attrName, f.Reason, storagerules.Source, attrName))
+	}
 }
 
 // quantityRE is the pattern of sizing.minHugePagesSize in the CRD (api/storage/v1alpha2): an
@@ -528,11 +585,20 @@ func (oneWayApproval) PlanModifyBool(ctx context.Context, req planmodifier.BoolR
 	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() || req.PlanValue.IsUnknown() || req.PlanValue.ValueBool() || !req.StateValue.ValueBool() {
 		return
 	}
-	// A replacement creates a new, unapproved deployment: that is allowed.
+	// A replacement creates a new, unapproved deployment: that is allowed. The workspace is
+	// compared as configured: unset, it is the prior one (it is replaced only when configured),
+	// and its planned value is unknown here, as the framework plans every computed attribute
+	// without a default unknown when anything changes.
 	for _, attrName := range []string{"cluster", "draft_name", "name", "workspace"} {
 		var planned, prior types.String
 		resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root(attrName), &planned)...)
 		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root(attrName), &prior)...)
+		if attrName == "workspace" {
+			resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root(attrName), &planned)...)
+			if planned.IsNull() {
+				continue
+			}
+		}
 		if !planned.Equal(prior) {
 			return
 		}

@@ -174,14 +174,14 @@ func TestAccStorageSiteDeployment_lifecycle(t *testing.T) {
 	approved := func(vcpus int) string {
 		return ssdConfig(ws, site, fmt.Sprintf(`
   site_namespace = "sb-system"
-  discover = { workers = ["w1", "w2"], enable_control_plane_nodes = false, node_selector = { "storage" = "nvme" } }
+  discover = { workers = ["w1", "w2"], enable_control_plane_nodes = false }
   sizing   = { name = "a", vcpu_count = %d, min_huge_pages_size = "8G", enable_drive_format = false }
   approved = true
 `, vcpus))
 	}
 	approvedSpec := func(vcpus int) map[string]any {
 		return map[string]any{"cluster": site, "siteNamespace": "sb-system", "draftName": "site-draft", "approved": true,
-			"discover": map[string]any{"workers": []any{"w1", "w2"}, "enableControlPlaneNodes": false, "nodeSelector": map[string]any{"storage": "nvme"}},
+			"discover": map[string]any{"workers": []any{"w1", "w2"}, "enableControlPlaneNodes": false},
 			"sizing":   map[string]any{"name": "a", "vcpuCount": vcpus, "minHugePagesSize": "8G", "enableDriveFormat": false}}
 	}
 	resource.Test(t, resource.TestCase{
@@ -415,7 +415,7 @@ func TestAccStorageSiteDeployment_waitForDrafted(t *testing.T) {
 			},
 			{
 				// An update waits for the status of the new generation.
-				Config: ssdConfig(ws, site, "  wait_for = \"drafted\"\n  sizing = { vcpu_count = 2 }\n"),
+				Config: ssdConfig(ws, site, "  wait_for = \"drafted\"\n  sizing = { vcpu_count = 6 }\n"),
 				Check: func(*terraform.State) error {
 					u := h.mustGet("site-a")
 					if g, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration"); g != u.GetGeneration() {

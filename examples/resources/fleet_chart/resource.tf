@@ -6,10 +6,10 @@ resource "fleet_chart" "hello" {
   version    = "0.1.0"
 }
 
-# Pinned by digest too: a registry whose 1.4.2 tag points elsewhere fails the pull's check.
+# Pinned by digest (the manifest `helm push` printed for 1.4.2), instead of a version: every cluster
+# pulls exactly this manifest and verifies it, whatever a tag points at. Give one, not both.
 resource "fleet_chart" "pos" {
   name       = "pos"
   repository = "charts/pos"
-  version    = "1.4.2"
   digest     = "sha256:0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0"
 }

@@ -5,13 +5,13 @@ resource "fleet_storage_site_deployment" "store_0203" {
   name    = "store-0203"
   cluster = "store-0203" # the OCM ManagedCluster
 
+  # Name the workers, or select them by label (node_selector): the site takes one or the other.
   discover = {
-    workers       = ["worker-1", "worker-2", "worker-3"]
-    node_selector = { "storage.simplyblock.io/nvme" = "true" }
+    workers = ["worker-1", "worker-2", "worker-3"]
   }
 
   sizing = {
-    name                = "store_0203"
+    name                = "store-0203"
     vcpu_count          = 4
     min_huge_pages_size = "8G"
     max_subsystem_count = 64

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -130,8 +131,8 @@ func (d *discoverer) write(ctx context.Context, ops *v1alpha2.OperatorOps) (v1al
 // defaultTemplate is the sizing a new draft proposes; the hub's sizing replaces it.
 func defaultTemplate(name string) v1alpha2.ClusterTemplate {
 	return v1alpha2.ClusterTemplate{
-		Name: name, VCPUCount: 2, MaxSubsystemCount: 4, MinHugePagesSize: "2G",
-		Stripe: &v1alpha2.Stripe{DataChunks: 1, ParityChunks: 1},
+		Name: name, VCPUCount: 4, MaxSubsystemCount: 10, MinHugePagesSize: "2G",
+		Stripe: &v1alpha2.Stripe{DataChunks: ptr.To[int32](1), ParityChunks: ptr.To[int32](1)},
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/go-logr/logr/testr"
@@ -216,8 +217,8 @@ func TestSiteSimulator(t *testing.T) {
 		{Name: "group-2", Workers: []string{"worker-2"}, Devices: v1alpha2.Devices{NVMe: []string{"nvme0n1", "nvme1n1", "nvme2n1"}}},
 	}}}
 	wantDraft := v1alpha2.ClusterDeploymentConfigSpec{
-		Cluster: v1alpha2.ClusterTemplate{Name: "site-a", VCPUCount: 2, MaxSubsystemCount: 4, MinHugePagesSize: "2G",
-			Stripe: &v1alpha2.Stripe{DataChunks: 1, ParityChunks: 1}},
+		Cluster: v1alpha2.ClusterTemplate{Name: "site-a", VCPUCount: 4, MaxSubsystemCount: 10, MinHugePagesSize: "2G",
+			Stripe: &v1alpha2.Stripe{DataChunks: ptr.To[int32](1), ParityChunks: ptr.To[int32](1)}},
 		NodeSets: wantNodeSets,
 	}
 	if diff := diff(wantDraft, draft.Spec); diff != "" {
@@ -278,7 +279,7 @@ func TestSiteSimulator(t *testing.T) {
 
 	// The hub's sizing, applied with server-side apply as hub-deploy. The draft's template is
 	// the simulator's: a sizing that differs conflicts unless forced, as with the operator.
-	sizing := map[string]any{"name": "sc-a", "vcpuCount": int64(4), "maxSubsystemCount": int64(8), "minHugePagesSize": "4G",
+	sizing := map[string]any{"name": "sc-a", "vcpuCount": int64(8), "maxSubsystemCount": int64(12), "minHugePagesSize": "4G",
 		"enableDriveFormat": true, "stripe": map[string]any{"dataChunks": int64(2), "parityChunks": int64(1)}}
 	err = applyDraft(ctx, c, "site-a", map[string]any{"cluster": sizing}, false)
 	if !apierrors.IsConflict(err) {
@@ -352,8 +353,8 @@ func TestSiteSimulator(t *testing.T) {
 	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "site-a"}, &draft); err != nil {
 		t.Fatal(err)
 	}
-	wantSizing := v1alpha2.ClusterTemplate{Name: "sc-a", VCPUCount: 4, MaxSubsystemCount: 8, MinHugePagesSize: "4G",
-		EnableDriveFormat: true, Stripe: &v1alpha2.Stripe{DataChunks: 2, ParityChunks: 1}}
+	wantSizing := v1alpha2.ClusterTemplate{Name: "sc-a", VCPUCount: 8, MaxSubsystemCount: 12, MinHugePagesSize: "4G",
+		EnableDriveFormat: true, Stripe: &v1alpha2.Stripe{DataChunks: ptr.To[int32](2), ParityChunks: ptr.To[int32](1)}}
 	if diff := diff(v1alpha2.ClusterDeploymentConfigSpec{Approved: true, Cluster: wantSizing, NodeSets: wantNodeSets}, draft.Spec); diff != "" {
 		t.Errorf("approved draft spec (want, got):\n%s", diff)
 	}

@@ -138,7 +138,7 @@ func TestThroughWorkAgent(t *testing.T) {
 				"apiVersion": v1alpha2.GroupVersion.String(), "kind": "ClusterDeploymentConfig",
 				"metadata": map[string]any{"name": "site-b", "namespace": ns},
 				"spec": map[string]any{"approved": true, "cluster": map[string]any{"name": "sc-b", "vcpuCount": 4,
-					"maxSubsystemCount": 8, "minHugePagesSize": "4G", "stripe": map[string]any{"dataChunks": 2, "parityChunks": 1}}},
+					"maxSubsystemCount": 12, "minHugePagesSize": "4G", "stripe": map[string]any{"dataChunks": 2, "parityChunks": 1}}},
 			}),
 			manifest(t, map[string]any{
 				"apiVersion": v1alpha2.GroupVersion.String(), "kind": "StorageCluster",

@@ -25,24 +25,29 @@ type ClusterDeploymentConfigSpec struct {
 	NodeSets []NodeSet `json:"nodeSets,omitempty"`
 }
 
-// ClusterTemplate sizes a storage cluster.
+// ClusterTemplate sizes a storage cluster. Its bounds are the operator's published CRD's
+// (internal/storagerules holds them for the provider's plan checks; storageruletest.Cases tests
+// both against one table).
 type ClusterTemplate struct {
-	// Name is the StorageCluster's name; empty means the draft's name.
-	// +optional
-	Name string `json:"name,omitempty"`
+	// Name is the StorageCluster's name.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
 
 	// VCPUCount is the vCPUs each storage node reserves.
-	// +optional
-	// +kubebuilder:validation:Minimum=1
-	VCPUCount int32 `json:"vcpuCount,omitempty"`
+	// +required
+	// +kubebuilder:validation:Minimum=4
+	VCPUCount int32 `json:"vcpuCount"`
 
 	// MaxSubsystemCount is the most NVMe-oF subsystems (volumes) per node.
-	// +optional
-	// +kubebuilder:validation:Minimum=1
-	MaxSubsystemCount int32 `json:"maxSubsystemCount,omitempty"`
+	// +required
+	// +kubebuilder:validation:Minimum=10
+	// +kubebuilder:validation:Maximum=75
+	MaxSubsystemCount int32 `json:"maxSubsystemCount"`
 
 	// MinHugePagesSize is the huge-page memory each node needs, a quantity such as "2G".
 	// +optional
+	// +kubebuilder:validation:MaxLength=32
 	MinHugePagesSize string `json:"minHugePagesSize,omitempty"`
 
 	// EnableDriveFormat formats the devices before use.
@@ -58,14 +63,17 @@ type ClusterTemplate struct {
 	Stripe *Stripe `json:"stripe,omitempty"`
 }
 
-// Stripe is an erasure-coding scheme: data chunks plus parity chunks.
+// Stripe is an erasure-coding scheme: data chunks plus parity chunks, one of the layouts the
+// operator supports; an unstated half counts as 1 (so dataChunks 8 alone is 8+1, refused).
+//
+// +kubebuilder:validation:XValidation:rule="[has(self.dataChunks) ? self.dataChunks : 1, has(self.parityChunks) ? self.parityChunks : 1] in [[1, 0], [1, 1], [2, 1], [4, 1], [1, 2], [2, 2], [4, 2]]",message="stripe must be one of 1+0, 1+1, 2+1, 4+1, 1+2, 2+2, 4+2 (dataChunks+parityChunks; an unstated half counts as 1)"
 type Stripe struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=1
-	DataChunks int32 `json:"dataChunks,omitempty"`
+	DataChunks *int32 `json:"dataChunks,omitempty"`
 	// +optional
 	// +kubebuilder:validation:Minimum=0
-	ParityChunks int32 `json:"parityChunks,omitempty"`
+	ParityChunks *int32 `json:"parityChunks,omitempty"`
 }
 
 // NodeSet is a set of node groups.

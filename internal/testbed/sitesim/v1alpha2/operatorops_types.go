@@ -21,7 +21,10 @@ type OperatorOpsSpec struct {
 	Discover *DiscoverSpec `json:"discover,omitempty"`
 }
 
-// DiscoverSpec selects the nodes a discovery inspects and names the draft it writes.
+// DiscoverSpec selects the nodes a discovery inspects and names the draft it writes. Workers
+// and a nodeSelector are exclusive, as in the operator's published CRD.
+//
+// +kubebuilder:validation:XValidation:rule="!(has(self.workers) && size(self.workers) > 0 && has(self.nodeSelector) && size(self.nodeSelector) > 0)",message="workers and nodeSelector are exclusive: state one or the other"
 type DiscoverSpec struct {
 	// ConfigName names the draft ClusterDeploymentConfig; empty means the run's name.
 	// +optional
@@ -33,6 +36,8 @@ type DiscoverSpec struct {
 
 	// Workers restricts the run to these Node names; empty means every worker.
 	// +optional
+	// +kubebuilder:validation:MaxItems=128
+	// +kubebuilder:validation:items:MaxLength=253
 	Workers []string `json:"workers,omitempty"`
 
 	// EnableControlPlaneNodes includes control-plane Nodes, which are skipped otherwise.
