@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	storagev1alpha2 "github.com/umkim/terraform-provider-fleet/api/storage/v1alpha2"
+	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/storagework"
 )
 
@@ -102,7 +103,12 @@ func (r *StorageSiteReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, err
 	}
 	st := storageStatus(&d, report, workKey.Name)
-	if _, err := applyWork(ctx, r.Client, &observed, desired); err != nil {
+	_, err = applyWork(ctx, r.Client, &observed, desired)
+	if tl := tooLarge(err); tl != nil { // a stall: nothing was written
+		setCondition(&st.Conditions, d.Generation, storagev1alpha2.DeliveredCondition, false, v1alpha1.ReasonWorkTooLarge, tl.Error())
+		return ctrl.Result{}, writeStatus(ctx, r.Client, &d, &d.Status, st, kindStorageSite)
+	}
+	if err != nil {
 		setCondition(&st.Conditions, d.Generation, storagev1alpha2.DeliveredCondition, false, storagev1alpha2.ReasonDeliveryFailed,
 			fmt.Sprintf("writing ManifestWork %s: %v", workKey, err))
 		return ctrl.Result{}, errors.Join(err, writeStatus(ctx, r.Client, &d, &d.Status, st, kindStorageSite))

@@ -2,9 +2,11 @@ package controller
 
 import (
 	"context"
+	"errors"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/umkim/terraform-provider-fleet/internal/manager"
+	"github.com/umkim/terraform-provider-fleet/internal/work"
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -71,8 +73,13 @@ func (w *writer) do(ctx context.Context, resource, verb string, write func(conte
 func (w *writer) wait() error { return w.g.Wait() }
 
 // applyWork creates the work, or updates it when its manifests, manifest configs, labels or
-// annotations differ; it returns the work as it now is on the hub.
-func applyWork(ctx context.Context, c client.Client, observed, desired *workv1.ManifestWork) (*workv1.ManifestWork, error) {
+// annotations differ; it returns the work as it now is on the hub. A desired work over the work
+// budget is not written: the error is a *work.TooLargeError naming the largest of parts, which
+// the caller reports as WorkTooLarge (a stall: retrying changes nothing).
+func applyWork(ctx context.Context, c client.Client, observed, desired *workv1.ManifestWork, parts ...work.Part) (*workv1.ManifestWork, error) {
+	if err := work.Check(desired, parts...); err != nil {
+		return observed, err
+	}
 	if observed.UID == "" {
 		Writes.WithLabelValues(kindWork, verbCreate).Inc()
 		return desired, c.Create(ctx, desired)
@@ -94,6 +101,15 @@ func applyWork(ctx context.Context, c client.Client, observed, desired *workv1.M
 	upd.Spec = desired.Spec
 	Writes.WithLabelValues(kindWork, verbUpdate).Inc()
 	return upd, c.Update(ctx, upd)
+}
+
+// tooLarge returns err as a *work.TooLargeError, or nil when it is not one.
+func tooLarge(err error) *work.TooLargeError {
+	var tl *work.TooLargeError
+	if errors.As(err, &tl) {
+		return tl
+	}
+	return nil
 }
 
 // patchFinalizers adds or removes finalizer with a merge patch of metadata.finalizers only
