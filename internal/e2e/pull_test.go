@@ -259,7 +259,7 @@ func (p *pullFleet) explain(name string, last pullwork.Pull) string {
 func pulledFrom(registry, digest string, failovers ...v1alpha1.Failover) func(pullwork.Pull) error {
 	return func(p pullwork.Pull) error {
 		st := p.Status
-		if p.State() != "Pulled" || st.Registry != registry || st.Digest != digest || st.LastSuccess == nil || !slices.Equal(st.Failovers, failovers) {
+		if p.State() != "Pulled" || st.Registry != registry || st.Digest != digest || st.LastSuccess == nil || !slices.Equal(st.Failovers, failovers) || int(st.FailoverCount) != len(failovers) {
 			return fmt.Errorf("state %s registry %q digest %q failovers %v (%s %s)", p.State(), st.Registry, st.Digest, st.Failovers, st.Reason, st.Message)
 		}
 		return nil
