@@ -53,7 +53,8 @@ func TestRouteBounds(t *testing.T) {
 
 func TestDurationValidatorMax(t *testing.T) {
 	p := path.Root("request_timeout")
-	for in, want := range map[string]string{"1h": "", "59m": "", "1h0m1s": `"1h0m1s" is longer than 1h0m0s: use at most 1h0m0s.`} {
+	for in, want := range map[string]string{"1h": "", "59m": "", "1h0m1s": `"1h0m1s" is longer than 1h0m0s: use at most 1h0m0s.`,
+		"3000000h": `"3000000h" is longer than any duration can be (about 292 years): use a shorter one.`} {
 		var resp validator.StringResponse
 		durationValidator{max: maxRequestTimeout}.ValidateString(context.Background(), validator.StringRequest{Path: p, ConfigValue: types.StringValue(in)}, &resp)
 		var w []wantDiag

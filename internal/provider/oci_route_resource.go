@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -387,6 +388,9 @@ func attrPath(p routing.Path) path.Path {
 	return out
 }
 
+// durationSyntax is Go's duration syntax: a value that has it and does not parse overflows.
+var durationSyntax = regexp.MustCompile(`^[-+]?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$`)
+
 // durationValidator checks a Go duration such as "90s" or "1h30m": zero or more and, when max is
 // set, at most max. A route's replication_wait leaves max unset: its bound is the routing
 // library's, which the route's validation checks with the rest of the route.
@@ -405,6 +409,9 @@ func (v durationValidator) ValidateString(_ context.Context, req validator.Strin
 	}
 	d, err := time.ParseDuration(req.ConfigValue.ValueString())
 	switch {
+	case err != nil && durationSyntax.MatchString(req.ConfigValue.ValueString()):
+		resp.Diagnostics.AddAttributeError(req.Path, "Duration too long",
+			fmt.Sprintf("%q is longer than any duration can be (about 292 years): use a shorter one.", req.ConfigValue.ValueString()))
 	case err != nil:
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid duration",
 			fmt.Sprintf("%q is not a duration: write a number with a unit, e.g. \"90s\", \"10m\" or \"1h30m\".", req.ConfigValue.ValueString()))

@@ -563,6 +563,16 @@ func TestAccOCIRoute_planErrorsWriteNothing(t *testing.T) {
 			},
 			unchanged,
 			{
+				Config: base + routeConfig(ws, "slow", `
+  priority         = 30
+  cluster_names    = ["eu-01"]
+  registries       = [fleet_oci_registry.harbor-central.name]
+  replication_wait = "3000000h"
+`),
+				ExpectError: expectError("Duration too long", `"3000000h" is longer than any duration can be`),
+			},
+			unchanged,
+			{
 				Config: base + routeConfig(ws, "long", `
   priority      = 30
   cluster_names = ["eu-01"]
