@@ -18,6 +18,7 @@ type ClusterOCIStorageStatus struct {
 	// Chain names the registries the cluster tries, in order: registry Secrets of the workspace.
 	// +optional
 	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
 	Chain []string `json:"chain,omitempty"`
 
 	// ReplicationWait is the route's replicationWait, as delivered to the cluster.

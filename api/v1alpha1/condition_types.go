@@ -52,6 +52,10 @@ const (
 	ReasonNoClusters         = "NoClusters"
 	ReasonDeliveryFailed     = "DeliveryFailed"
 	ReasonNoRoute            = "NoRoute"
+	// ReasonWorkTooLarge: the ManifestWork that would carry the object is over the controller's
+	// work budget (450 KiB, under OCM's 500 KiB limit); nothing is written, and the message names
+	// the largest parts (a registry's CA bundle, an app's values).
+	ReasonWorkTooLarge = "WorkTooLarge"
 	// ReasonLastGoodChainKept: the cluster's new chain names a registry that is missing or
 	// unreadable, so the chain delivered before stays in place.
 	ReasonLastGoodChainKept = "LastGoodChainKept"

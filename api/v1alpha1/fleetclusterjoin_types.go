@@ -66,9 +66,11 @@ type FleetClusterJoinStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Labels are the label keys the join set on the ManagedCluster.
+	// Labels are the label keys the join set on the ManagedCluster: the site label and one per
+	// capability.
 	// +optional
 	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=65
 	Labels []string `json:"labels,omitempty"`
 
 	// IngressMethod is the method of the bound ingress entry, once found on the site.

@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"encoding/json"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -106,10 +108,15 @@ type OCIPullStatus struct {
 	Message string `json:"message,omitempty"`
 
 	// Failovers are the registries of the chain this pull gave up on, in order, each with the
-	// class of its failure: why a later registry served, or why the pull failed.
+	// class of its failure: why a later registry served, or why the pull failed. It is a sample:
+	// the last ones that fit OCM's 1,024 bytes for a feedback value; FailoverCount counts them all.
 	// +optional
 	// +listType=atomic
 	Failovers []Failover `json:"failovers,omitempty"`
+
+	// FailoverCount is how many registries this pull gave up on, failovers listed or not.
+	// +optional
+	FailoverCount int32 `json:"failoverCount,omitempty"`
 
 	// Route is the hub route whose chain the pull used.
 	// +optional
@@ -121,6 +128,25 @@ type OCIPullStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// MaxFeedbackJSON is OCM's limit for a list or object status feedback value, in bytes: the work
+// agent drops a larger one without a word.
+const MaxFeedbackJSON = 1024
+
+// SetFailovers records fs: all of them in FailoverCount, and in Failovers the last ones whose
+// JSON fits MaxFeedbackJSON, so that the status feedback carries them to the hub.
+func (s *OCIPullStatus) SetFailovers(fs []Failover) {
+	s.FailoverCount = int32(min(len(fs), 1<<31-1)) //nolint:gosec // bounded
+	s.Failovers = nil
+	for from := range len(fs) + 1 {
+		if raw, err := json.Marshal(fs[from:]); err == nil && len(raw) <= MaxFeedbackJSON {
+			if from < len(fs) {
+				s.Failovers = append([]Failover(nil), fs[from:]...)
+			}
+			return
+		}
+	}
 }
 
 // Failover is a registry a pull gave up on.

@@ -16,6 +16,7 @@ type OCIStorageRouteSpec struct {
 	// Priority orders the routes of a workspace: lower is evaluated first. Two routes of one
 	// workspace may not share a priority.
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
 	Priority int32 `json:"priority"`
 
 	// Default makes this the workspace's catch-all route. A default route names no clusters,
@@ -23,31 +24,36 @@ type OCIStorageRouteSpec struct {
 	// +optional
 	Default bool `json:"default,omitempty"`
 
-	// ClusterNames selects OCM ManagedClusters by name. The list is atomic: whoever applies it
-	// owns all of it.
+	// ClusterNames selects OCM ManagedClusters by name, at most 1000. The list is atomic:
+	// whoever applies it owns all of it.
 	// +optional
 	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=1000
 	// +kubebuilder:validation:items:MaxLength=253
 	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	ClusterNames []string `json:"clusterNames,omitempty"`
 
-	// ClusterGroups selects the members of these OCM ManagedClusterSets, by name. The list is
-	// atomic: whoever applies it owns all of it.
+	// ClusterGroups selects the members of these OCM ManagedClusterSets, by name, at most 100.
+	// The list is atomic: whoever applies it owns all of it.
 	// +optional
 	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=100
 	// +kubebuilder:validation:items:MaxLength=253
 	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	ClusterGroups []string `json:"clusterGroups,omitempty"`
 
 	// ClusterSelectors selects clusters by label; a cluster matching any selector matches the
-	// route. An empty selector matches every cluster.
+	// route. An empty selector matches every cluster. At most 32 selectors.
 	// +optional
 	// +listType=atomic
-	ClusterSelectors []metav1.LabelSelector `json:"clusterSelectors,omitempty"`
+	// +kubebuilder:validation:MaxItems=32
+	ClusterSelectors []LabelSelector `json:"clusterSelectors,omitempty"`
 
 	// Registries is the pull chain: names of OCI registry Secrets in the same namespace, tried in
-	// order. Auth, TLS, connection and integrity failures move to the next registry at once.
+	// order, at most 16. Auth, TLS, connection and integrity failures move to the next registry
+	// at once.
 	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
 	// +listType=atomic
 	// +kubebuilder:validation:items:MaxLength=253
 	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
@@ -55,12 +61,53 @@ type OCIStorageRouteSpec struct {
 
 	// ReplicationWait is how long an agent keeps retrying a registry that does not have an
 	// artifact yet (replication is behind) before it moves on to the next one. It is a Go duration
-	// of zero or more, such as "0s", "90s", "10m", "1h30m" or "1.5h"; units are h, m, s, ms, us
-	// (or µs) and ns, so a day is "24h", and no minus sign is accepted.
+	// from zero to a day, such as "0s", "90s", "10m", "1h30m" or "1.5h"; units are h, m, s, ms,
+	// us (or µs) and ns, so a day is "24h", and no minus sign is accepted.
+	//
+	// The field is a string, not a metav1.Duration, so that a route stored with a value no
+	// duration can hold (written before this bound existed) still decodes: routing then marks
+	// that route SpecValid=False instead of failing to read every route.
 	// +optional
-	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:Pattern=`^\+?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$`
-	ReplicationWait *metav1.Duration `json:"replicationWait,omitempty"`
+	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('24h')",message="replicationWait is at most a day (24h)"
+	ReplicationWait string `json:"replicationWait,omitempty"`
+}
+
+// LabelSelector is a Kubernetes label selector (the JSON shape of metav1.LabelSelector, the same
+// semantics), with bounds: at most 64 matchLabels and 32 matchExpressions.
+//
+// +structType=atomic
+type LabelSelector struct {
+	// MatchLabels are labels a cluster must all have, with these values.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	MatchLabels map[string]string `json:"matchLabels,omitempty"`
+
+	// MatchExpressions are requirements a cluster's labels must all meet.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	MatchExpressions []LabelSelectorRequirement `json:"matchExpressions,omitempty"`
+}
+
+// LabelSelectorRequirement is one requirement of a LabelSelector (metav1's shape).
+type LabelSelectorRequirement struct {
+	// Key is the label key the requirement applies to.
+	// +kubebuilder:validation:MaxLength=317
+	Key string `json:"key"`
+
+	// Operator is In, NotIn, Exists or DoesNotExist.
+	// +kubebuilder:validation:MaxLength=16
+	Operator string `json:"operator"`
+
+	// Values are the label values for In and NotIn (at most 64); empty for Exists and
+	// DoesNotExist.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=63
+	Values []string `json:"values,omitempty"`
 }
 
 // OCIStorageRouteStatus is the route's effect on its workspace, written by `fleet-controller hub`.

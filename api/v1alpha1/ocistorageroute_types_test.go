@@ -3,6 +3,7 @@ package v1alpha1_test
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -64,12 +65,13 @@ func TestRouteValidationOnHub(t *testing.T) {
 		for in, want := range map[string]time.Duration{
 			"10m": 10 * time.Minute, "0": 0, "0s": 0, "1h30m": 90 * time.Minute, "1.5h": 90 * time.Minute,
 			"300ms": 300 * time.Millisecond, "90s": 90 * time.Second, "2µs": 2 * time.Microsecond,
+			"24h": 24 * time.Hour, "1439m": 1439 * time.Minute,
 		} {
 			got := accept(t, map[string]any{"replicationWait": in})
 			if s, _, _ := unstructured.NestedString(got.Object, "spec", "replicationWait"); s != in {
 				t.Errorf("replicationWait %q read back as %q", in, s)
 			}
-			// Every reader decodes it into a metav1.Duration.
+			// The typed route keeps the string, which parses to the duration.
 			data, err := got.MarshalJSON()
 			if err != nil {
 				t.Fatal(err)
@@ -78,13 +80,19 @@ func TestRouteValidationOnHub(t *testing.T) {
 			if err := json.Unmarshal(data, &typed); err != nil {
 				t.Fatalf("replicationWait %q: the typed route does not decode: %v", in, err)
 			}
-			if typed.Spec.ReplicationWait == nil || typed.Spec.ReplicationWait.Duration != want {
-				t.Errorf("replicationWait %q decodes to %v, want %v", in, typed.Spec.ReplicationWait, want)
+			if d, err := time.ParseDuration(typed.Spec.ReplicationWait); err != nil || d != want {
+				t.Errorf("replicationWait %q decodes to %q (%v, %v), want %v", in, typed.Spec.ReplicationWait, d, err, want)
 			}
 		}
-		for _, in := range []string{"1d", "-5m", "10", "abc", "", "1h ", "-0s"} {
+		for _, in := range []string{"1d", "-5m", "10", "abc", "", "1h ", "-0s", strings.Repeat("1", 65) + "s"} {
 			reject(t, map[string]any{"replicationWait": in}, "spec.replicationWait")
 		}
+		// Over a day, and beyond what a duration can hold (which once stopped the controller
+		// from reading any route): refused, naming the bound.
+		for _, in := range []string{"24h0m1s", "25h", "1441m", "3000000h"} {
+			reject(t, map[string]any{"replicationWait": in}, "spec.replicationWait")
+		}
+		reject(t, map[string]any{"replicationWait": "48h"}, "at most a day (24h)")
 	})
 
 	t.Run("default route names no clusters", func(t *testing.T) {
@@ -106,6 +114,42 @@ func TestRouteValidationOnHub(t *testing.T) {
 		reject(t, map[string]any{"clusterGroups": []any{"eu-"}}, "spec.clusterGroups[0]")
 		reject(t, map[string]any{"registries": []any{"harbor/fleet"}}, "spec.registries[0]")
 		reject(t, map[string]any{"clusterNames": []any{strings.Repeat("a", 254)}}, "spec.clusterNames[0]")
+	})
+
+	t.Run("bounds", func(t *testing.T) {
+		names := func(prefix string, n int) []any {
+			out := make([]any, n)
+			for i := range out {
+				out[i] = fmt.Sprintf("%s-%d", prefix, i)
+			}
+			return out
+		}
+		sel := func(labels, exprs, values int) map[string]any {
+			ml := map[string]any{}
+			for i := range labels {
+				ml[fmt.Sprintf("k%d", i)] = "v"
+			}
+			vals := names("v", values)
+			var es []any
+			for i := range exprs {
+				es = append(es, map[string]any{"key": fmt.Sprintf("e%d", i), "operator": "In", "values": vals})
+			}
+			return map[string]any{"matchLabels": ml, "matchExpressions": es}
+		}
+		accept(t, map[string]any{"priority": int64(math.MaxInt32), "clusterNames": names("c", 1000), "clusterGroups": names("g", 100),
+			"clusterSelectors": []any{sel(64, 32, 64)}, "registries": names("r", 16)})
+		reject(t, map[string]any{"priority": int64(math.MaxInt32) + 1, "clusterNames": []any{"a"}}, "spec.priority")
+		reject(t, map[string]any{"clusterNames": names("c", 1001)}, "spec.clusterNames", "1000")
+		reject(t, map[string]any{"clusterGroups": names("g", 101)}, "spec.clusterGroups", "100")
+		reject(t, map[string]any{"registries": names("r", 17), "clusterNames": []any{"a"}}, "spec.registries", "16")
+		many := make([]any, 33)
+		for i := range many {
+			many[i] = map[string]any{}
+		}
+		reject(t, map[string]any{"clusterSelectors": many}, "spec.clusterSelectors", "32")
+		reject(t, map[string]any{"clusterSelectors": []any{sel(65, 0, 0)}}, "spec.clusterSelectors[0].matchLabels")
+		reject(t, map[string]any{"clusterSelectors": []any{sel(0, 33, 1)}}, "spec.clusterSelectors[0].matchExpressions")
+		reject(t, map[string]any{"clusterSelectors": []any{sel(0, 1, 65)}}, "spec.clusterSelectors[0].matchExpressions[0].values")
 	})
 
 	// The provider applies with force as its field manager; an element someone else added must

@@ -199,10 +199,11 @@ func pullStatus(status *v1alpha1.OCIPullStatus, pull *v1alpha1.OCIPull, chain oc
 	status.LastSuccess = metaTime(s.LastSuccess)
 	status.Message = s.Message
 	status.Route = chain.Route
-	status.Failovers = nil
+	var failovers []v1alpha1.Failover
 	for _, f := range c.Failures {
-		status.Failovers = append(status.Failovers, v1alpha1.Failover{Registry: f.Registry, Reason: string(f.Class)})
+		failovers = append(failovers, v1alpha1.Failover{Registry: f.Registry, Reason: string(f.Class)})
 	}
+	status.SetFailovers(failovers) // a sample that fits the feedback, and the count
 	switch s.State {
 	case puller.Pulled:
 		setReady(status, pull.Generation, true, v1alpha1.ReasonPulled, fmt.Sprintf("pulled %s from %s", status.Digest, s.Registry))

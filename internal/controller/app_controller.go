@@ -25,6 +25,7 @@ import (
 	"github.com/umkim/terraform-provider-fleet/internal/appwork"
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
 	"github.com/umkim/terraform-provider-fleet/internal/pullwork"
+	"github.com/umkim/terraform-provider-fleet/internal/work"
 )
 
 // +kubebuilder:rbac:groups=fleet.umkim.io,resources=fleetapps,verbs=get;list;watch;patch
@@ -162,7 +163,11 @@ func (r *AppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	current, err := applyWork(ctx, r.Client, r.Reader, observed, desired)
+	current, err := applyWork(ctx, r.Client, r.Reader, observed, desired, appParts(&app, values)...)
+	if tl := tooLarge(err); tl != nil {
+		setCondition(&st.Conditions, gen, v1alpha1.DeliveredCondition, false, v1alpha1.ReasonWorkTooLarge, tl.Error())
+		return pending(v1alpha1.ReasonWorkTooLarge, tl.Error())
+	}
 	if taken, ok := nameTaken(err); ok {
 		st.WorkName = ""
 		setCondition(&st.Conditions, gen, v1alpha1.DeliveredCondition, false, v1alpha1.ReasonNameTaken, taken.Error())
@@ -180,6 +185,19 @@ func (r *AppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	}
 	appStatus(st, gen, workKey, rep)
 	return result, writeStatus(ctx, r.Client, &app, &app.Status, st, kindApp)
+}
+
+// appParts are the inputs of an app's work a person can make smaller: its values and its values
+// Secret's key.
+func appParts(app *v1alpha1.FleetApp, values *corev1.Secret) []work.Part {
+	var parts []work.Part
+	if app.Spec.Values != nil {
+		parts = append(parts, work.Part{What: "the app's spec.values", Size: len(app.Spec.Values.Raw)})
+	}
+	if ref := app.Spec.ValuesSecretRef; ref != nil && values != nil {
+		parts = append(parts, work.Part{What: fmt.Sprintf("key %q of values Secret %s/%s", ref.Key, app.Namespace, ref.Name), Size: len(values.Data[ref.Key])})
+	}
+	return parts
 }
 
 // work is the names of app's work and the work of that name as the cache has it (no UID when

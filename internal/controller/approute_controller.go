@@ -202,6 +202,11 @@ func (r *AppRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		err = r.applyConfigMap(ctx, pub.observed, pub.configMap)
 		st.Published = pub.configMap.Namespace + "/" + pub.configMap.Name
 	}
+	if tl := tooLarge(err); tl != nil { // a stall: nothing was written
+		st.Published = ""
+		setCondition(&st.Conditions, route.Generation, v1alpha1.ReadyCondition, false, v1alpha1.ReasonWorkTooLarge, tl.Error())
+		return ctrl.Result{}, writeStatus(ctx, r.Client, &route, &route.Status, st, kindAppRoute)
+	}
 	if err != nil {
 		st.Published = ""
 		setCondition(&st.Conditions, route.Generation, v1alpha1.ReadyCondition, false, reasonPublishFailed, err.Error())

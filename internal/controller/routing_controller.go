@@ -29,6 +29,7 @@ import (
 	"github.com/umkim/terraform-provider-fleet/internal/ocichain"
 	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
 	"github.com/umkim/terraform-provider-fleet/internal/routing"
+	"github.com/umkim/terraform-provider-fleet/internal/work"
 )
 
 // +kubebuilder:rbac:groups=fleet.umkim.io,resources=ocistorageroutes,verbs=get;list;watch
@@ -178,6 +179,9 @@ type clusterPlan struct {
 	wait string
 	work *workv1.ManifestWork // the desired work; nil when the cluster gets none (or keeps its own)
 	kept string               // the unusable registry that keeps the delivered chain in place
+	// tooLarge is why the chain's work is over the work budget: nothing is written, the chain
+	// delivered before stays in place.
+	tooLarge error
 }
 
 // workspacePlan is the desired state of a workspace.
@@ -226,6 +230,9 @@ func planWorkspace(ws *workspaceState) workspacePlan {
 		}
 		// A chain document of valid registries always encodes.
 		cp.work, _ = chainWork(ws.name, res.Cluster, chain)
+		if err := work.Check(cp.work, chainParts(chain)...); err != nil {
+			cp.work, cp.tooLarge = nil, err
+		}
 	}
 	return p
 }
@@ -261,7 +268,7 @@ func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p w
 	failed := &deliveryErrors{byCluster: map[string]error{}}
 	w := r.writer()
 	for cluster, obs := range ws.works {
-		if cp := p.clusters[cluster]; cp == nil || (cp.work == nil && cp.kept == "") {
+		if cp := p.clusters[cluster]; cp == nil || (cp.work == nil && cp.kept == "" && cp.tooLarge == nil) {
 			w.do(ctx, kindWork, verbDelete, func(ctx context.Context) error { return client.IgnoreNotFound(r.Delete(ctx, obs)) })
 		}
 	}
@@ -309,7 +316,7 @@ func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p w
 				Labels: map[string]string{hub.ManagedByLabel: ManagedBy}}}
 		}
 		desired := obs.DeepCopy()
-		desired.Status = clusterStatus(obs.Status, cp.res, cp.wait, cluster+"/"+WorkName(ws.name), cp.kept, failed.byCluster[cluster])
+		desired.Status = clusterStatus(obs.Status, cp.res, cp.wait, cluster+"/"+WorkName(ws.name), cp.kept, cp.tooLarge, failed.byCluster[cluster])
 		if obs.UID != "" && !r.AlwaysWrite && equality.Semantic.DeepEqual(obs.Status, desired.Status) {
 			continue
 		}
@@ -374,6 +381,10 @@ func (r *RoutingReconciler) writeStatuses(ctx context.Context, ws *workspaceStat
 		f := facts[cp.res.Route]
 		if cp.kept != "" {
 			f.Kept++
+		}
+		if cp.tooLarge != nil {
+			f.TooLarge = append(f.TooLarge, cluster)
+			f.TooLargeErr = cp.tooLarge
 		}
 		if failed[cluster] != nil {
 			f.Failed = append(f.Failed, cluster)

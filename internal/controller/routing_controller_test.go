@@ -43,8 +43,8 @@ func route(ws, name string, spec v1alpha1.OCIStorageRouteSpec) *v1alpha1.OCIStor
 	return &v1alpha1.OCIStorageRoute{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ws}, Spec: spec}
 }
 
-func selector(k, v string) []metav1.LabelSelector {
-	return []metav1.LabelSelector{{MatchLabels: map[string]string{k: v}}}
+func selector(k, v string) []v1alpha1.LabelSelector {
+	return []v1alpha1.LabelSelector{{MatchLabels: map[string]string{k: v}}}
 }
 
 // seedWorkspace creates the sample fleet bound to ws, three registries and four routes:
@@ -55,7 +55,7 @@ func seedWorkspace(t *testing.T, ctx context.Context, c client.Client, ws string
 	if err := demoseed.Seed(ctx, c, ws); err != nil {
 		t.Fatal(err)
 	}
-	wait := metav1.Duration{Duration: 10 * time.Minute}
+	wait := (10 * time.Minute).String()
 	for _, o := range []client.Object{
 		testkit.RegistrySecret(ws, "source", registrysecret.RoleSource, registrysecret.Registry{Reference: "source.example:5000/fleet",
 			Username: "pusher", Password: sourcePush, AgentUsername: "puller", AgentPassword: "pull-source", CACerts: "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"}),
@@ -63,7 +63,7 @@ func seedWorkspace(t *testing.T, ctx context.Context, c client.Client, ws string
 			Username: "pusher", Password: mirrorPush, AgentUsername: "puller-eu", AgentPassword: "pull-eu", InsecureSkipTLS: true}),
 		testkit.RegistrySecret(ws, "legacy", registrysecret.RoleMirror, registrysecret.Registry{Reference: "legacy.example/fleet",
 			Username: "legacy-user", Password: fallbackPush, BasicHTTP: true}),
-		route(ws, "eu", v1alpha1.OCIStorageRouteSpec{Priority: 10, ClusterSelectors: selector("region", "eu"), Registries: []string{"mirror-eu", "source"}, ReplicationWait: &wait}),
+		route(ws, "eu", v1alpha1.OCIStorageRouteSpec{Priority: 10, ClusterSelectors: selector("region", "eu"), Registries: []string{"mirror-eu", "source"}, ReplicationWait: wait}),
 		route(ws, "lab", v1alpha1.OCIStorageRouteSpec{Priority: 5, ClusterNames: []string{"lab-sandbox"}, Registries: []string{"legacy"}}),
 		route(ws, "shadowed", v1alpha1.OCIStorageRouteSpec{Priority: 50, ClusterSelectors: selector("region", "eu"), Registries: []string{"source"}}),
 		route(ws, "fallback", v1alpha1.OCIStorageRouteSpec{Priority: 1000, Default: true, Registries: []string{"source"}}),

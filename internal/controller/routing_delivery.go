@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
 	"github.com/umkim/terraform-provider-fleet/internal/ocichain"
+	"github.com/umkim/terraform-provider-fleet/internal/work"
 )
 
 // ManagedBy is the value of the managed-by label on every object the controller writes.
@@ -57,6 +59,16 @@ func chainWork(workspace, cluster string, chain ocichain.Chain) (*workv1.Manifes
 			},
 		},
 	}, nil
+}
+
+// chainParts are the inputs of a chain work a person can make smaller: the registries' CA
+// bundles.
+func chainParts(chain ocichain.Chain) []work.Part {
+	parts := make([]work.Part, 0, len(chain.Registries))
+	for _, r := range chain.Registries {
+		parts = append(parts, work.Part{What: fmt.Sprintf("registry %q's CA bundle (cacerts)", r.Name), Size: len(r.CACerts)})
+	}
+	return parts
 }
 
 // rawManifests encodes manifests as the apiserver serves them back (JSON with sorted keys), so

@@ -24,6 +24,8 @@ type routeFacts struct {
 	Push                []string          // registries of its chain delivered with push credentials (opted in)
 	Withheld            []string          // registries of its chain with push credentials only, delivered without
 	Kept                int               // matched clusters that keep their last good chain
+	TooLarge            []string          // matched clusters whose chain work is over the budget
+	TooLargeErr         error             // why, for one of them (the chain is the same for all)
 	Failed              []string          // matched clusters whose delivery failed this time
 }
 
@@ -123,6 +125,9 @@ func setDeliveredCondition(conds *[]metav1.Condition, gen int64, f routeFacts) {
 	case len(f.Failed) > 0:
 		setCondition(conds, gen, v1alpha1.DeliveredCondition, false, v1alpha1.ReasonDeliveryFailed,
 			fmt.Sprintf("the chain could not be written for %d of %d clusters, e.g. %q; retrying", len(f.Failed), len(f.Matched), f.Failed[0]))
+	case len(f.TooLarge) > 0:
+		setCondition(conds, gen, v1alpha1.DeliveredCondition, false, v1alpha1.ReasonWorkTooLarge,
+			fmt.Sprintf("the chain is not delivered to %d of %d clusters, which keep the chain delivered before: %v", len(f.TooLarge), len(f.Matched), f.TooLargeErr))
 	case f.Kept > 0:
 		setCondition(conds, gen, v1alpha1.DeliveredCondition, false, v1alpha1.ReasonLastGoodChainKept,
 			fmt.Sprintf("%d of %d clusters keep the chain delivered before, because this chain names a registry that cannot be used", f.Kept, len(f.Matched)))
@@ -156,9 +161,9 @@ func setReadyCondition(conds *[]metav1.Condition, gen int64, matched int) {
 
 // clusterStatus computes a ClusterOCIStorage's status from the cluster's resolution now, its
 // replication wait (in Go's form, e.g. 10m0s), its ManifestWork ("<namespace>/<name>"), the
-// registry that stops its new chain from being delivered (kept, "" when none) and the error of
-// writing its work. It shows what is delivered; the agent's fields are kept.
-func clusterStatus(obs v1alpha1.ClusterOCIStorageStatus, res routing.Resolution, wait, work, kept string, failed error) v1alpha1.ClusterOCIStorageStatus {
+// registry that stops its new chain from being delivered (kept, "" when none), why its work is
+// over the work budget (nil when not) and the error of writing its work. It shows what is delivered; the agent's fields are kept.
+func clusterStatus(obs v1alpha1.ClusterOCIStorageStatus, res routing.Resolution, wait, work, kept string, tooLarge, failed error) v1alpha1.ClusterOCIStorageStatus {
 	st := *obs.DeepCopy()
 	switch {
 	case !res.Matched():
@@ -173,6 +178,9 @@ func clusterStatus(obs v1alpha1.ClusterOCIStorageStatus, res routing.Resolution,
 			msg += fmt.Sprintf("the chain delivered before (%s) stays in place", strings.Join(st.Chain, ", "))
 		}
 		setCondition(&st.Conditions, 0, v1alpha1.ReadyCondition, false, v1alpha1.ReasonLastGoodChainKept, msg)
+	case tooLarge != nil:
+		setCondition(&st.Conditions, 0, v1alpha1.ReadyCondition, false, v1alpha1.ReasonWorkTooLarge,
+			fmt.Sprintf("the chain of route %q is not delivered: %v", res.Route, tooLarge))
 	case failed != nil:
 		setCondition(&st.Conditions, 0, v1alpha1.ReadyCondition, false, v1alpha1.ReasonDeliveryFailed,
 			fmt.Sprintf("the chain of route %q could not be written to ManifestWork %s: %v; retrying", res.Route, work, failed))

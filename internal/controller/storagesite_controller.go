@@ -132,6 +132,10 @@ func (r *StorageSiteReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	st := storageStatus(&d, report, workKey.Name)
 	_, err = applyWork(ctx, r.Client, r.Reader, &observed, desired)
+	if tl := tooLarge(err); tl != nil { // a stall: nothing was written
+		setCondition(&st.Conditions, d.Generation, storagev1alpha2.DeliveredCondition, false, v1alpha1.ReasonWorkTooLarge, tl.Error())
+		return ctrl.Result{}, writeStatus(ctx, r.Client, &d, &d.Status, st, kindStorageSite)
+	}
 	if taken, ok := nameTaken(err); ok {
 		st.WorkName, st.Phase, st.Message = "", storagev1alpha2.PhasePending, taken.Error()
 		setCondition(&st.Conditions, d.Generation, storagev1alpha2.DeliveredCondition, false, v1alpha1.ReasonNameTaken, taken.Error())

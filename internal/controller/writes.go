@@ -21,6 +21,7 @@ import (
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
 	"github.com/umkim/terraform-provider-fleet/internal/manager"
 	"github.com/umkim/terraform-provider-fleet/internal/storagework"
+	"github.com/umkim/terraform-provider-fleet/internal/work"
 )
 
 // What a write is, for the writes metric.
@@ -83,11 +84,17 @@ func (w *writer) wait() error { return w.g.Wait() }
 // applyWork creates the work, or updates it when its manifests, manifest configs, labels or
 // annotations differ; it returns the work as it now is on the hub. observed is the work of
 // desired's name as the cache has it (no UID when absent); live reads the hub past the cache.
+// A desired work over the work budget is not written: the error is a *work.TooLargeError naming
+// the largest of parts, which the caller reports as WorkTooLarge (a stall: retrying changes
+// nothing).
 //
 // desired names its owner in hub.OwnerAnnotation, and a work that names another (or none) is
 // never written: the answer is a *nameTakenError naming the holder. The update carries observed's
 // resourceVersion, so the owner checked is the owner overwritten.
-func applyWork(ctx context.Context, c client.Client, live client.Reader, observed, desired *workv1.ManifestWork) (*workv1.ManifestWork, error) {
+func applyWork(ctx context.Context, c client.Client, live client.Reader, observed, desired *workv1.ManifestWork, parts ...work.Part) (*workv1.ManifestWork, error) {
+	if err := work.Check(desired, parts...); err != nil {
+		return observed, err
+	}
 	owner := desired.Annotations[hub.OwnerAnnotation]
 	if owner == "" {
 		return nil, fmt.Errorf("ManifestWork %s/%s names no owner (%s)", desired.Namespace, desired.Name, hub.OwnerAnnotation)
@@ -214,6 +221,15 @@ func workOwner(w *workv1.ManifestWork) string {
 		return storagework.Owner(l[storagework.DeploymentNamespaceLabel], l[storagework.DeploymentNameLabel])
 	}
 	return ""
+}
+
+// tooLarge returns err as a *work.TooLargeError, or nil when it is not one.
+func tooLarge(err error) *work.TooLargeError {
+	var tl *work.TooLargeError
+	if errors.As(err, &tl) {
+		return tl
+	}
+	return nil
 }
 
 // patchFinalizers adds or removes finalizer with a merge patch of metadata.finalizers only

@@ -66,7 +66,7 @@ func TestChainDeliveredToClusters(t *testing.T) {
 
 	// The demo fleet's hub objects go first, so that the fleet keeps the seed's ManagedClusters
 	// (labels, cluster sets) for the clusters it starts; the other seed clusters have no agent.
-	wait := metav1.Duration{Duration: 10 * time.Minute}
+	wait := (10 * time.Minute).String()
 	seed := func(ctx context.Context, hub *testbed.Hub) error {
 		c, err := client.New(hub.Config, client.Options{Scheme: controller.Scheme()})
 		if err != nil {
@@ -81,8 +81,8 @@ func TestChainDeliveredToClusters(t *testing.T) {
 				CACerts: "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"}),
 			testkit.RegistrySecret(ws, "mirror-eu", registrysecret.RoleMirror, registrysecret.Registry{Reference: "mirror.eu.example/fleet",
 				Username: "pusher", Password: mirrorPush, AgentUsername: "puller-eu", AgentPassword: "pull-eu", InsecureSkipTLS: true}),
-			route(ws, "eu", v1alpha1.OCIStorageRouteSpec{Priority: 10, Registries: []string{"mirror-eu", "source"}, ReplicationWait: &wait,
-				ClusterSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"region": "eu"}}}}),
+			route(ws, "eu", v1alpha1.OCIStorageRouteSpec{Priority: 10, Registries: []string{"mirror-eu", "source"}, ReplicationWait: wait,
+				ClusterSelectors: []v1alpha1.LabelSelector{{MatchLabels: map[string]string{"region": "eu"}}}}),
 			route(ws, "fallback", v1alpha1.OCIStorageRouteSpec{Priority: 1000, Default: true, Registries: []string{"source"}}),
 		} {
 			if err := c.Create(ctx, o); err != nil {
@@ -173,7 +173,7 @@ func TestChainDeliveredToClusters(t *testing.T) {
 			t.Fatal(err)
 		}
 		updateRoute(t, c, ws, "eu", func(r *v1alpha1.OCIStorageRoute) {
-			r.Spec.ReplicationWait = &metav1.Duration{Duration: 5 * time.Minute}
+			r.Spec.ReplicationWait = (5 * time.Minute).String()
 		})
 		// The hub's work changes; the cluster, without its agent, does not.
 		deadline := time.Now().Add(converge)

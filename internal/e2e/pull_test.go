@@ -86,7 +86,7 @@ func startPullFleet(t testing.TB, opts pullFleetOptions) *pullFleet {
 	users := map[string]string{"puller": agentPass}
 	p.source = testbed.StartRegistryT(t, testbed.RegistryOptions{Username: "pusher", Password: sourcePush, Users: users})
 	p.mirror = testbed.StartRegistryT(t, testbed.RegistryOptions{Username: "pusher", Password: mirrorPush, Users: users})
-	wait := metav1.Duration{Duration: 10 * time.Minute}
+	wait := (10 * time.Minute).String()
 	seed := func(ctx context.Context, hub *testbed.Hub) error {
 		c, err := client.New(hub.Config, client.Options{Scheme: controller.Scheme()})
 		if err != nil {
@@ -98,8 +98,8 @@ func startPullFleet(t testing.TB, opts pullFleetOptions) *pullFleet {
 		objs := []client.Object{
 			registrySecret("source", registrysecret.RoleSource, p.source, agentPass),
 			registrySecret("mirror", registrysecret.RoleMirror, p.mirror, agentPass),
-			route(pullWS, "eu", v1alpha1.OCIStorageRouteSpec{Priority: 10, Registries: []string{"mirror", "source"}, ReplicationWait: &wait,
-				ClusterSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"region": "eu"}}}}),
+			route(pullWS, "eu", v1alpha1.OCIStorageRouteSpec{Priority: 10, Registries: []string{"mirror", "source"}, ReplicationWait: wait,
+				ClusterSelectors: []v1alpha1.LabelSelector{{MatchLabels: map[string]string{"region": "eu"}}}}),
 		}
 		for _, name := range opts.clusters {
 			if _, ok := demoseed.Find(name); !ok {
@@ -175,7 +175,7 @@ func (p *pullFleet) addRegistry(t *testing.T, name string, e puller.Registry, ag
 func (p *pullFleet) setChain(t *testing.T, wait time.Duration, registries ...string) {
 	t.Helper()
 	updateRoute(t, p.hub, pullWS, "eu", func(r *v1alpha1.OCIStorageRoute) {
-		r.Spec.Registries, r.Spec.ReplicationWait = registries, &metav1.Duration{Duration: wait}
+		r.Spec.Registries, r.Spec.ReplicationWait = registries, wait.String()
 	})
 	p.awaitChain(t, registries...)
 }
@@ -259,7 +259,7 @@ func (p *pullFleet) explain(name string, last pullwork.Pull) string {
 func pulledFrom(registry, digest string, failovers ...v1alpha1.Failover) func(pullwork.Pull) error {
 	return func(p pullwork.Pull) error {
 		st := p.Status
-		if p.State() != "Pulled" || st.Registry != registry || st.Digest != digest || st.LastSuccess == nil || !slices.Equal(st.Failovers, failovers) {
+		if p.State() != "Pulled" || st.Registry != registry || st.Digest != digest || st.LastSuccess == nil || !slices.Equal(st.Failovers, failovers) || int(st.FailoverCount) != len(failovers) {
 			return fmt.Errorf("state %s registry %q digest %q failovers %v (%s %s)", p.State(), st.Registry, st.Digest, st.Failovers, st.Reason, st.Message)
 		}
 		return nil

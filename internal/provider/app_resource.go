@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -26,6 +27,7 @@ import (
 	"github.com/umkim/terraform-provider-fleet/internal/fleetrules"
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
 	"github.com/umkim/terraform-provider-fleet/internal/hubresource"
+	"github.com/umkim/terraform-provider-fleet/internal/work"
 )
 
 // appsInUse holds the provider instances (their *hubresource.Env) that configured a fleet_app or
@@ -110,7 +112,7 @@ var appKind = hubresource.Kind[appModel]{
 			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()}},
 		"values": schema.StringAttribute{Optional: true, Computed: true, CustomType: valuesType{},
 			PlanModifiers: []planmodifier.String{keepEquivalentValues{}},
-			MarkdownDescription: "Values for the chart: a JSON or YAML mapping, e.g. `jsonencode({ replicaCount = 2 })` or `yamlencode({...})`. " +
+			MarkdownDescription: "Values for the chart: a JSON or YAML mapping, e.g. `jsonencode({ replicaCount = 2 })` or `yamlencode({...})`; they travel in the app's ManifestWork, which stays under 450 KiB (the plan warns from 256 KiB on). " +
 				"Documents that parse to the same values are equal, so reformatting shows no diff; state holds what the hub returns."},
 		"values_secret": schema.SingleNestedAttribute{Optional: true,
 			MarkdownDescription: "A key of a Secret in the workspace holding more values (YAML or JSON), merged over `values`: for values that must not be in the configuration. Only the reference is written; the provider never reads the Secret.",
@@ -161,8 +163,15 @@ func validateApp(_ context.Context, m *appModel) diag.Diagnostics {
 	if m.Values.IsNull() || m.Values.IsUnknown() {
 		return diags
 	}
-	if _, err := parseValues(m.Values.ValueString()); err != nil {
+	values, err := parseValues(m.Values.ValueString())
+	if err != nil {
 		diags.AddAttributeError(path.Root("values"), "Invalid values", err.Error()+".")
+		return diags
+	}
+	if raw, err := json.Marshal(values); err == nil && len(raw) > work.PlanWarning {
+		diags.AddAttributeWarning(path.Root("values"), "Large values",
+			fmt.Sprintf("values encode to %s. They travel to the cluster in the app's ManifestWork, which the controller does not write over %s (OCM refuses works over %s): "+
+				"keep values small, e.g. move large files into the chart or a ConfigMap the chart reads.", work.KiB(len(raw)), work.KiB(work.Budget), work.KiB(work.Limit)))
 	}
 	return diags
 }

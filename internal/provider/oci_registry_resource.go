@@ -24,6 +24,7 @@ import (
 	"github.com/umkim/terraform-provider-fleet/internal/inventory"
 	"github.com/umkim/terraform-provider-fleet/internal/registryref"
 	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
+	"github.com/umkim/terraform-provider-fleet/internal/work"
 )
 
 // Fleet's OCI storage Secret: its type, and the keys Fleet reads (Fleet-compatible, so a Rancher
@@ -177,7 +178,7 @@ var newOCIRegistryResource = hubresource.New[ociRegistryModel](hubresource.Kind[
 		},
 		"ca_certs": schema.StringAttribute{
 			Optional:            true,
-			MarkdownDescription: "PEM bundle of the CA certificates that signed the registry's certificate.",
+			MarkdownDescription: "PEM bundle of the CA certificates that signed the registry's certificate. Routes deliver it to their clusters in one ManifestWork per cluster, which stays under 450 KiB: the plan warns from 256 KiB on.",
 			Validators:          []validator.String{pemValidator{}},
 		},
 	},
@@ -190,6 +191,12 @@ var newOCIRegistryResource = hubresource.New[ociRegistryModel](hubresource.Kind[
 
 func validateOCIRegistry(_ context.Context, m *ociRegistryModel) diag.Diagnostics {
 	var diags diag.Diagnostics
+	if ca := m.CACerts; !ca.IsNull() && !ca.IsUnknown() && len(ca.ValueString()) > work.PlanWarning {
+		diags.AddAttributeWarning(path.Root("ca_certs"), "Large CA bundle",
+			fmt.Sprintf("ca_certs is %s. Every route's chain that lists this registry carries the bundle to each of its clusters in one ManifestWork, which the "+
+				"controller does not write over %s (OCM refuses works over %s; the route then reports WorkTooLarge): keep only the CAs that sign the registry's certificate.",
+				work.KiB(len(ca.ValueString())), work.KiB(work.Budget), work.KiB(work.Limit)))
+	}
 	for _, c := range ociRegistryCredentials {
 		value, version, user := c.value(m), c.version(m), c.user(m)
 		if !value.IsNull() && !value.IsUnknown() && user.IsNull() {

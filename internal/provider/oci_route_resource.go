@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,25 +68,25 @@ var newOCIRouteResource = hubresource.New[ociRouteModel](hubresource.Kind[ociRou
 		"cluster_names": schema.SetAttribute{
 			Optional:            true,
 			ElementType:         types.StringType,
-			MarkdownDescription: "Names of OCM ManagedClusters this route matches.",
+			MarkdownDescription: fmt.Sprintf("Names of OCM ManagedClusters this route matches, at most %d.", routing.MaxClusterNames),
 		},
 		"cluster_groups": schema.SetAttribute{
 			Optional:            true,
 			ElementType:         types.StringType,
-			MarkdownDescription: "ManagedClusterSets (bound to the workspace) whose members this route matches.",
+			MarkdownDescription: fmt.Sprintf("ManagedClusterSets (bound to the workspace) whose members this route matches, at most %d.", routing.MaxClusterGroups),
 		},
 		"cluster_selectors": schema.ListNestedAttribute{
 			Optional:            true,
-			MarkdownDescription: "Label selectors; a cluster matching any of them matches the route. `{}` matches every cluster.",
+			MarkdownDescription: fmt.Sprintf("Label selectors, at most %d; a cluster matching any of them matches the route. `{}` matches every cluster.", routing.MaxClusterSelectors),
 			NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 				"match_labels": schema.MapAttribute{
 					Optional:            true,
 					ElementType:         types.StringType,
-					MarkdownDescription: "Labels a cluster must all have, with these values.",
+					MarkdownDescription: fmt.Sprintf("Labels a cluster must all have, with these values; at most %d.", routing.MaxMatchLabels),
 				},
 				"match_expressions": schema.ListNestedAttribute{
 					Optional:            true,
-					MarkdownDescription: "Requirements a cluster's labels must all meet.",
+					MarkdownDescription: fmt.Sprintf("Requirements a cluster's labels must all meet, at most %d.", routing.MaxMatchExpressions),
 					NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 						"key": schema.StringAttribute{Required: true, MarkdownDescription: "Label key."},
 						"operator": schema.StringAttribute{
@@ -95,7 +96,7 @@ var newOCIRouteResource = hubresource.New[ociRouteModel](hubresource.Kind[ociRou
 						"values": schema.ListAttribute{
 							Optional:            true,
 							ElementType:         types.StringType,
-							MarkdownDescription: "Values for `In` and `NotIn`; none for `Exists` and `DoesNotExist`.",
+							MarkdownDescription: fmt.Sprintf("Values for `In` and `NotIn` (at most %d); none for `Exists` and `DoesNotExist`.", routing.MaxRequirementValues),
 						},
 					}},
 				},
@@ -104,14 +105,14 @@ var newOCIRouteResource = hubresource.New[ociRouteModel](hubresource.Kind[ociRou
 		"registries": schema.ListAttribute{
 			Required:            true,
 			ElementType:         types.StringType,
-			MarkdownDescription: "The pull chain: names of `fleet_oci_registry` resources in the same workspace, tried in this order.",
+			MarkdownDescription: fmt.Sprintf("The pull chain: names of `fleet_oci_registry` resources in the same workspace, tried in this order; at most %d.", routing.MaxRegistries),
 		},
 		"replication_wait": schema.StringAttribute{
 			Optional:            true,
 			Computed:            true,
 			Default:             stringdefault.StaticString("0s"),
-			MarkdownDescription: "How long agents retry a registry that lacks an artifact (replication is behind) before moving on, e.g. `10m`. Defaults to `0s`.",
-			Validators:          []validator.String{durationValidator{}},
+			MarkdownDescription: "How long agents retry a registry that lacks an artifact (replication is behind) before moving on, e.g. `10m`; from `0s` to `24h` (a day). Defaults to `0s`.",
+			Validators:          []validator.String{durationValidator{}}, // the day's bound is routing's, checked with the route
 		},
 	},
 	Owned:     []string{"spec"},
@@ -388,24 +389,37 @@ func attrPath(p routing.Path) path.Path {
 	return out
 }
 
-// durationValidator checks a Go duration such as "90s" or "1h30m".
-type durationValidator struct{}
+// durationSyntax is Go's duration syntax: a value that has it and does not parse overflows.
+var durationSyntax = regexp.MustCompile(`^[-+]?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$`)
 
-func (durationValidator) Description(context.Context) string {
+// durationValidator checks a Go duration such as "90s" or "1h30m": zero or more and, when max is
+// set, at most max. A route's replication_wait leaves max unset: its bound is the routing
+// library's, which the route's validation checks with the rest of the route.
+type durationValidator struct{ max time.Duration }
+
+func (v durationValidator) Description(context.Context) string {
+	if v.max > 0 {
+		return fmt.Sprintf(`must be a duration such as "90s", "10m" or "1h30m", at most %s`, v.max)
+	}
 	return `must be a duration such as "90s", "10m" or "1h30m"`
 }
 func (v durationValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
-func (durationValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+func (v durationValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
 	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
 		return
 	}
 	d, err := time.ParseDuration(req.ConfigValue.ValueString())
 	switch {
+	case err != nil && durationSyntax.MatchString(req.ConfigValue.ValueString()):
+		resp.Diagnostics.AddAttributeError(req.Path, "Duration too long",
+			fmt.Sprintf("%q is longer than any duration can be (about 292 years): use a shorter one.", req.ConfigValue.ValueString()))
 	case err != nil:
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid duration",
 			fmt.Sprintf("%q is not a duration: write a number with a unit, e.g. \"90s\", \"10m\" or \"1h30m\".", req.ConfigValue.ValueString()))
 	case d < 0 || strings.HasPrefix(req.ConfigValue.ValueString(), "-"):
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid duration", fmt.Sprintf("%q is negative: use 0s or more.", req.ConfigValue.ValueString()))
+	case v.max > 0 && d > v.max:
+		resp.Diagnostics.AddAttributeError(req.Path, "Duration too long", fmt.Sprintf("%q is longer than %s: use at most %s.", req.ConfigValue.ValueString(), v.max, v.max))
 	}
 }
 

@@ -552,6 +552,35 @@ func TestAccOCIRoute_planErrorsWriteNothing(t *testing.T) {
 					"terraform import fleet_oci_route.<label> "+ws+"/kubectl-eu"),
 			},
 			unchanged,
+			{ // bounds: a wait over a day, more than 16 registries
+				Config: base + routeConfig(ws, "slow", `
+  priority         = 30
+  cluster_names    = ["eu-01"]
+  registries       = [fleet_oci_registry.harbor-central.name]
+  replication_wait = "25h"
+`),
+				ExpectError: expectError("Invalid route", `replication_wait: must be at most 24h0m0s (a day), got 25h0m0s`),
+			},
+			unchanged,
+			{
+				Config: base + routeConfig(ws, "slow", `
+  priority         = 30
+  cluster_names    = ["eu-01"]
+  registries       = [fleet_oci_registry.harbor-central.name]
+  replication_wait = "3000000h"
+`),
+				ExpectError: expectError("Duration too long", `"3000000h" is longer than any duration can be`),
+			},
+			unchanged,
+			{
+				Config: base + routeConfig(ws, "long", `
+  priority      = 30
+  cluster_names = ["eu-01"]
+  registries    = [for i in range(17) : "r-${i}"]
+`),
+				ExpectError: expectError("Invalid route", `registries: holds 17 registries; at most 16 are allowed`),
+			},
+			unchanged,
 		},
 	})
 }

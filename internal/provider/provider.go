@@ -37,6 +37,9 @@ const DefaultWorkspace = "fleet-default"
 // DefaultFieldManager is the server-side apply field manager of the provider's writes.
 const DefaultFieldManager = "terraform-provider-fleet"
 
+// maxRequestTimeout bounds request_timeout: an hour is far beyond any answer a hub gives.
+const maxRequestTimeout = time.Hour
+
 // New returns the provider factory for providerserver.
 func New(version string) func() provider.Provider {
 	return func() provider.Provider { return &fleetProvider{version: version} }
@@ -123,8 +126,8 @@ func (p *fleetProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp
 			"request_timeout": schema.StringAttribute{
 				Optional: true,
 				MarkdownDescription: "How long one hub request, and the plan-time checks of one resource, may take, e.g. `10s`. A hub that does " +
-					"not answer in time fails the request; at plan, the checks are skipped with a warning. Defaults to `30s`.",
-				Validators: []validator.String{durationValidator{}},
+					"not answer in time fails the request; at plan, the checks are skipped with a warning. At most `1h`. Defaults to `30s`.",
+				Validators: []validator.String{durationValidator{max: maxRequestTimeout}},
 			},
 			"field_manager": schema.StringAttribute{
 				Optional:            true,

@@ -53,8 +53,10 @@ var feedbackPaths = []workv1.JsonPath{
 	{Name: "lastSuccess", Path: ".status.lastSuccess"},
 	{Name: "message", Path: ".status.message"},
 	{Name: "route", Path: ".status.route"},
-	// A list: it comes back only where the work agent runs with the RawFeedbackJsonString
-	// feature gate; the scalars come back either way.
+	{Name: "failoverCount", Path: ".status.failoverCount"},
+	// A list, bounded by the agent to fit OCM's 1,024 bytes (the last failovers; failoverCount
+	// counts them all): it comes back only where the work agent runs with the
+	// RawFeedbackJsonString feature gate; the scalars come back either way.
 	{Name: "failovers", Path: ".status.failovers"},
 }
 
@@ -216,6 +218,8 @@ func decode(values []workv1.FeedbackValue) (st v1alpha1.OCIPullStatus, echo v1al
 			st.Message = s
 		case "route":
 			st.Route = s
+		case "failoverCount":
+			st.FailoverCount = int32(min(n, 1<<31-1)) //nolint:gosec // bounded
 		case "failovers":
 			if v.Value.JsonRaw != nil {
 				_ = json.Unmarshal([]byte(*v.Value.JsonRaw), &st.Failovers) // a bad list is no list

@@ -39,7 +39,8 @@ func reported(r Request, gen, observed int64, state, registry, lastSuccess strin
 		values = append(values, str("lastSuccess", lastSuccess))
 	}
 	raw := `[{"registry":"mirror-eu","reason":"Unauthorized"}]`
-	values = append(values, workv1.FeedbackValue{Name: "failovers", Value: workv1.FieldValue{Type: workv1.JsonRaw, JsonRaw: &raw}})
+	values = append(values, workv1.FeedbackValue{Name: "failovers", Value: workv1.FieldValue{Type: workv1.JsonRaw, JsonRaw: &raw}},
+		num("failoverCount", 3)) // the list is the agent's bounded sample of them
 	return workv1.ManifestCondition{
 		ResourceMeta:    workv1.ManifestResourceMeta{Group: "fleet.umkim.io", Kind: "OCIPull", Resource: "ocipulls", Name: r.Name, Namespace: "fleet-system"},
 		StatusFeedbacks: workv1.StatusFeedbackResult{Values: values},
@@ -128,7 +129,7 @@ func TestReadTrustsOnlyCurrentFeedback(t *testing.T) {
 	}
 	pulls, _ := Read(work(t, 2, 2, reported(web, 3, 3, "Pulled", "mirror", "2026-11-30T09:00:00Z"), reported(db, 1, 1, "Failed", "source", "")))
 	st := pulls[0].Status
-	if len(st.Failovers) != 1 || st.Failovers[0] != (v1alpha1.Failover{Registry: "mirror-eu", Reason: "Unauthorized"}) {
+	if len(st.Failovers) != 1 || st.Failovers[0] != (v1alpha1.Failover{Registry: "mirror-eu", Reason: "Unauthorized"}) || st.FailoverCount != 3 {
 		t.Errorf("failovers %+v", st.Failovers)
 	}
 	if st.Registry != "mirror" || st.Digest != "sha256:abcd" || st.Attempts != 2 || st.Route != "eu" ||

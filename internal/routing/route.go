@@ -2,6 +2,21 @@ package routing
 
 import "time"
 
+// Bounds of a route, the same in the CRD (OCIStorageRoute), the provider's schema and the
+// controller: generous for people, small enough that a route, its chain work and the plan
+// stay cheap. ValidateRoute checks them. (Priority is any int64 here; the CRD and the provider
+// bound it to an int32's range, 0 and up.)
+const (
+	MaxReplicationWait   = 24 * time.Hour // a day: longer means the mirror is not a mirror
+	MaxClusterNames      = 1000
+	MaxClusterGroups     = 100
+	MaxClusterSelectors  = 32
+	MaxMatchLabels       = 64
+	MaxMatchExpressions  = 32
+	MaxRequirementValues = 64
+	MaxRegistries        = 16
+)
+
 // Route sends the clusters it matches to an ordered chain of registries.
 type Route struct {
 	Name     string

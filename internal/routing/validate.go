@@ -275,6 +275,10 @@ func ValidateRoute(r Route) Problems {
 	if r.Name == "" {
 		v.add(Path{Attr("name")}, "must not be empty")
 	}
+	v.most(Path{Attr("cluster_names")}, len(r.ClusterNames), MaxClusterNames, "cluster names")
+	v.most(Path{Attr("cluster_groups")}, len(r.ClusterGroups), MaxClusterGroups, "cluster groups")
+	v.most(Path{Attr("cluster_selectors")}, len(r.ClusterSelectors), MaxClusterSelectors, "selectors")
+	v.most(Path{Attr("registries")}, len(r.Registries), MaxRegistries, "registries")
 	hasCriteria := len(r.ClusterNames)+len(r.ClusterGroups)+len(r.ClusterSelectors) > 0
 	switch {
 	case r.Default:
@@ -298,10 +302,20 @@ func ValidateRoute(r Route) Problems {
 		v.add(Path{Attr("registries")}, "must name at least one registry")
 	}
 	v.list("registries", "registry", r.Registries, dnsSubdomain)
-	if r.ReplicationWait < 0 {
+	switch {
+	case r.ReplicationWait < 0:
 		v.add(Path{Attr("replication_wait")}, fmt.Sprintf("must not be negative, got %s", r.ReplicationWait))
+	case r.ReplicationWait > MaxReplicationWait:
+		v.add(Path{Attr("replication_wait")}, fmt.Sprintf("must be at most %s (a day), got %s", MaxReplicationWait, r.ReplicationWait))
 	}
 	return v.problems
+}
+
+// most reports a list or map at p that holds more than max items.
+func (v *routeValidator) most(p Path, n, max int, noun string) {
+	if n > max {
+		v.add(p, fmt.Sprintf("holds %d %s; at most %d are allowed", n, noun, max))
+	}
 }
 
 type routeValidator struct {
@@ -346,6 +360,8 @@ func (v *routeValidator) list(attr, noun string, items []string, name nameRule) 
 }
 
 func (v *routeValidator) selector(p Path, s Selector) {
+	v.most(append(slices.Clip(p), Attr("match_labels")), len(s.MatchLabels), MaxMatchLabels, "labels")
+	v.most(append(slices.Clip(p), Attr("match_expressions")), len(s.MatchExpressions), MaxMatchExpressions, "expressions")
 	for _, k := range slices.Sorted(maps.Keys(s.MatchLabels)) {
 		kp := append(slices.Clip(p), Attr("match_labels"), Key(k))
 		v.labelKey(kp, k)
@@ -355,6 +371,7 @@ func (v *routeValidator) selector(p Path, s Selector) {
 		ep := append(slices.Clip(p), Attr("match_expressions"), Index(i))
 		v.labelKey(append(slices.Clip(ep), Attr("key")), e.Key)
 		vp := append(slices.Clip(ep), Attr("values"))
+		v.most(vp, len(e.Values), MaxRequirementValues, "values")
 		switch e.Operator {
 		case In, NotIn:
 			if len(e.Values) == 0 {

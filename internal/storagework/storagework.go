@@ -10,8 +10,13 @@
 //     request sets and, once approved, spec.approved (nodeSets stay the site's);
 //   - the StorageCluster the approved draft expands into, read-only, once the draft names it.
 //
-// Every manifest has JSONPaths feedback rules; lists and objects (node references, node sets,
-// the cluster's nodes) need the work agent's RawFeedbackJsonString feature gate.
+// Every manifest has JSONPaths feedback rules. OCM drops a list or object value over 1,024 bytes
+// (and needs the work agent's RawFeedbackJsonString gate for any), so the lists that grow with
+// the site are read one item per rule, up to MaxNodes: each node reference a scalar, each node of
+// the storage cluster a small object (name, phase, hostname). An index past a list's end is a
+// feedback error of that rule only (the agent's StatusFeedbackSynced condition, which the hub
+// does not read); the others come back. The node sets and the cluster template remain whole
+// objects.
 package storagework
 
 import (
@@ -148,22 +153,33 @@ var (
 		{Name: "message", Path: ".status.message"},
 		{Name: "configRef", Path: ".status.configRef"},
 	}
-	draftPaths = []workv1.JsonPath{
+	draftPaths = append([]workv1.JsonPath{
 		{Name: "phase", Path: ".status.phase"},
 		{Name: "message", Path: ".status.message"},
 		{Name: "approved", Path: ".spec.approved"},
 		{Name: "clusterRef", Path: ".status.clusterRef"},
-		{Name: "nodeRefs", Path: ".status.nodeRefs"},
 		{Name: "nodeSets", Path: ".spec.nodeSets"},
 		{Name: "cluster", Path: ".spec.cluster"},
-	}
-	storagePaths = []workv1.JsonPath{
+	}, indexed("nodeRefs", ".status.nodeRefs")...)
+	storagePaths = append([]workv1.JsonPath{
 		{Name: "phase", Path: ".status.phase"},
 		{Name: "uuid", Path: ".status.uuid"},
 		{Name: "pool", Path: ".status.pool"},
-		{Name: "nodes", Path: ".status.nodes"},
-	}
+	}, indexed("nodes", ".status.nodes")...)
 )
+
+// MaxNodes is how many node references and storage nodes the hub reads back from a site: the
+// operator's discovery takes at most 128 workers.
+const MaxNodes = 128
+
+// indexed are the rules for items 0 to MaxNodes-1 of the list at path, named <name>.<index>.
+func indexed(name, path string) []workv1.JsonPath {
+	out := make([]workv1.JsonPath, MaxNodes)
+	for i := range out {
+		out[i] = workv1.JsonPath{Name: fmt.Sprintf("%s.%d", name, i), Path: fmt.Sprintf("%s[%d]", path, i)}
+	}
+	return out
+}
 
 // Report is what the site reported through the work's feedback.
 type Report struct {
@@ -215,10 +231,13 @@ func Read(w *workv1.ManifestWork) (Report, error) {
 			}
 			d := Draft{Exists: true, Phase: values.str("phase"), Message: values.str("message"), ClusterRef: values.str("clusterRef"),
 				Approved: values.boolean("approved")}
-			for name, into := range map[string]any{"nodeRefs": &d.NodeRefs, "nodeSets": &d.NodeSets, "cluster": &d.Cluster} {
+			for name, into := range map[string]any{"nodeSets": &d.NodeSets, "cluster": &d.Cluster} {
 				if err := values.decode(name, into); err != nil {
 					return rep, fmt.Errorf("draft %s: %w", name, err)
 				}
+			}
+			for i := 0; i < MaxNodes && values.has(fmt.Sprintf("nodeRefs.%d", i)); i++ {
+				d.NodeRefs = append(d.NodeRefs, values.str(fmt.Sprintf("nodeRefs.%d", i)))
 			}
 			rep.Draft = d
 		case "StorageCluster":
@@ -226,8 +245,12 @@ func Read(w *workv1.ManifestWork) (Report, error) {
 				continue
 			}
 			s := Storage{Name: m.ResourceMeta.Name, Phase: values.str("phase"), UUID: values.str("uuid"), Pool: values.str("pool")}
-			if err := values.decode("nodes", &s.Nodes); err != nil {
-				return rep, fmt.Errorf("storage cluster nodes: %w", err)
+			for i := 0; i < MaxNodes && values.has(fmt.Sprintf("nodes.%d", i)); i++ {
+				var n storagev1alpha2.StorageNodeStatus
+				if err := values.decode(fmt.Sprintf("nodes.%d", i), &n); err != nil {
+					return rep, fmt.Errorf("storage cluster node %d: %w", i, err)
+				}
+				s.Nodes = append(s.Nodes, n)
 			}
 			rep.Storage = s
 		}
@@ -250,6 +273,11 @@ func (v values) str(name string) string {
 		return *s
 	}
 	return ""
+}
+
+func (v values) has(name string) bool {
+	_, ok := v[name]
+	return ok
 }
 
 func (v values) boolean(name string) bool {

@@ -2,6 +2,7 @@ package storagework
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -99,11 +100,11 @@ func TestRead(t *testing.T) {
 		{ResourceMeta: workv1.ManifestResourceMeta{Kind: "ClusterDeploymentConfig", Name: "site-draft"}, Conditions: applied(3),
 			StatusFeedbacks: workv1.StatusFeedbackResult{Values: []workv1.FeedbackValue{str("phase", "Expanded"), str("clusterRef", "sc-1"),
 				{Name: "approved", Value: workv1.FieldValue{Type: workv1.Boolean, Boolean: &yes}},
-				raw("nodeRefs", `["w1","w2"]`), raw("nodeSets", `[{"name":"set-a","groups":[{"name":"g","workers":["w1"],"devices":{"nvme":["nvme0n1"]}}]}]`),
+				str("nodeRefs.0", "w1"), str("nodeRefs.1", "w2"), str("nodeRefs.3", "after a gap: not read"), raw("nodeSets", `[{"name":"set-a","groups":[{"name":"g","workers":["w1"],"devices":{"nvme":["nvme0n1"]}}]}]`),
 				raw("cluster", `{"name":"sc-1","vcpuCount":4}`)}}},
 		{ResourceMeta: workv1.ManifestResourceMeta{Kind: "StorageCluster", Name: "sc-1"}, Conditions: applied(3),
 			StatusFeedbacks: workv1.StatusFeedbackResult{Values: []workv1.FeedbackValue{str("phase", "Online"), str("uuid", "u-1"), str("pool", "pool-sc-1"),
-				raw("nodes", `[{"name":"w1","phase":"Online","hostname":"w1.local"}]`)}}},
+				raw("nodes.0", `{"name":"w1","phase":"Online","hostname":"w1.local"}`)}}},
 	}
 	rep, err := Read(w)
 	if err != nil {
@@ -125,5 +126,37 @@ func TestRead(t *testing.T) {
 	w.Generation = 4
 	if rep, _ := Read(w); rep.Delivered {
 		t.Error("delivered at an older generation counts")
+	}
+}
+
+// TestFeedbackIsBounded: no feedback rule returns a list that grows with the site; the node
+// lists come back one item per rule, all MaxNodes of them.
+func TestFeedbackIsBounded(t *testing.T) {
+	var w workv1.ManifestWork
+	rules := map[string]bool{}
+	for _, paths := range [][]workv1.JsonPath{opsPaths, draftPaths, storagePaths} {
+		for _, p := range paths {
+			rules[p.Path] = true
+		}
+	}
+	for _, whole := range []string{".status.nodeRefs", ".status.nodes"} {
+		if rules[whole] {
+			t.Errorf("a rule reads %s whole", whole)
+		}
+	}
+	if !rules[".status.nodes[127]"] || !rules[".status.nodeRefs[127]"] || rules[".status.nodes[128]"] {
+		t.Errorf("rules do not reach item %d exactly", MaxNodes-1)
+	}
+	// A site of MaxNodes nodes reads back complete.
+	var vals []workv1.FeedbackValue
+	for i := range MaxNodes {
+		v := fmt.Sprintf(`{"name":"n%d","phase":"Online"}`, i)
+		vals = append(vals, workv1.FeedbackValue{Name: fmt.Sprintf("nodes.%d", i), Value: workv1.FieldValue{Type: workv1.JsonRaw, JsonRaw: &v}})
+	}
+	w.Status.ResourceStatus.Manifests = []workv1.ManifestCondition{{ResourceMeta: workv1.ManifestResourceMeta{Kind: "StorageCluster", Name: "sc"},
+		StatusFeedbacks: workv1.StatusFeedbackResult{Values: vals}}}
+	rep, err := Read(&w)
+	if err != nil || len(rep.Storage.Nodes) != MaxNodes || rep.Storage.Nodes[MaxNodes-1].Name != fmt.Sprintf("n%d", MaxNodes-1) {
+		t.Errorf("read %d nodes (%v), want %d", len(rep.Storage.Nodes), err, MaxNodes)
 	}
 }

@@ -68,8 +68,9 @@ type DiscoverSpec struct {
 	// +kubebuilder:validation:items:MaxLength=253
 	Workers []string `json:"workers,omitempty"`
 
-	// NodeSelector limits the discovery to the site's nodes with these labels.
+	// NodeSelector limits the discovery to the site's nodes with these labels, at most 64.
 	// +optional
+	// +kubebuilder:validation:MaxProperties=64
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 }
 
