@@ -291,7 +291,7 @@ func TestAppValuesOverWorkBudget(t *testing.T) {
 		!strings.Contains(cond.Message, "the app's spec.values (461 KiB)") || !strings.Contains(cond.Message, "450 KiB") {
 		t.Errorf("Delivered %+v, want False/WorkTooLarge naming the app's spec.values", cond)
 	}
-	key := types.NamespacedName{Namespace: cluster, Name: appwork.WorkName(app)}
+	key := types.NamespacedName{Namespace: cluster, Name: appwork.NamesOf(app).Work}
 	if err := c.Get(ctx, key, &workv1.ManifestWork{}); !apierrors.IsNotFound(err) {
 		t.Errorf("work %s: %v, want none written", key, err)
 	}
