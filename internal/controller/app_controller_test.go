@@ -298,7 +298,7 @@ func TestApps(t *testing.T) {
 	// Pinning the digest pulls by digest; the new work generation is not reported yet.
 	var ch v1alpha1.FleetChart
 	ch.Namespace, ch.Name = ws, "hello"
-	testkit.Update(t, c, &ch, func(ch *v1alpha1.FleetChart) { ch.Spec.Digest = chartDigest })
+	testkit.Update(t, c, &ch, func(ch *v1alpha1.FleetChart) { ch.Spec.Version, ch.Spec.Digest = "", chartDigest })
 	v.work("web", func(w *workv1.ManifestWork) error {
 		if pulls, _, _ := manifests(t, w); pulls[0].Spec.Digest != chartDigest || pulls[0].Spec.Tag != "" {
 			return fmt.Errorf("pull %+v", pulls[0].Spec)

@@ -53,6 +53,7 @@ func TestStorageSiteOfFortyNodes(t *testing.T) {
 	if err := hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "storage"}}); err != nil {
 		t.Fatal(err)
 	}
+	bindSite(t, hub, "site-b", "storage")
 	d := &storagev1alpha2.StorageSiteDeployment{ObjectMeta: metav1.ObjectMeta{Name: "site-b", Namespace: "storage"},
 		Spec: storagev1alpha2.StorageSiteDeploymentSpec{Cluster: "site-b", Approved: true,
 			Discover: storagev1alpha2.DiscoverSpec{NodeSelector: map[string]string{"pool": "big"}},

@@ -56,21 +56,7 @@ func TestStorageSiteDeployment(t *testing.T) {
 	if err := hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "storage"}}); err != nil {
 		t.Fatal(err)
 	}
-	// The workspace may use the site: a set that holds it, bound to the workspace.
-	var mc clusterv1.ManagedCluster
-	if err := hub.Get(ctx, client.ObjectKey{Name: "site-a"}, &mc); err != nil {
-		t.Fatal(err)
-	}
-	metav1.SetMetaDataLabel(&mc.ObjectMeta, clusterv1beta2.ClusterSetLabel, "sites")
-	for _, o := range []client.Object{&clusterv1beta2.ManagedClusterSet{ObjectMeta: metav1.ObjectMeta{Name: "sites"}},
-		&clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "storage", Name: "sites"}, Spec: clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: "sites"}}} {
-		if err := hub.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := hub.Update(ctx, &mc); err != nil {
-		t.Fatal(err)
-	}
+	bindSite(t, hub, "site-a", "storage")
 	t.Logf("fleet, simulator and controller up in %v", time.Since(begin).Round(time.Millisecond))
 
 	get := func(name string) (*storagev1alpha2.StorageSiteDeployment, error) {
@@ -280,4 +266,24 @@ func explainSite(t *testing.T, hub, spoke client.Client, name string) string {
 		fmt.Fprintf(&out, "site draft %s: approved %v status %+v\n", d.Name, d.Spec.Approved, d.Status)
 	}
 	return out.String()
+}
+
+// bindSite lets workspace ws use cluster: a set "sites" that holds it, bound to ws.
+func bindSite(t *testing.T, hub client.Client, cluster, ws string) {
+	t.Helper()
+	ctx := t.Context()
+	var mc clusterv1.ManagedCluster
+	if err := hub.Get(ctx, client.ObjectKey{Name: cluster}, &mc); err != nil {
+		t.Fatal(err)
+	}
+	metav1.SetMetaDataLabel(&mc.ObjectMeta, clusterv1beta2.ClusterSetLabel, "sites")
+	for _, o := range []client.Object{&clusterv1beta2.ManagedClusterSet{ObjectMeta: metav1.ObjectMeta{Name: "sites"}},
+		&clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ws, Name: "sites"}, Spec: clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: "sites"}}} {
+		if err := hub.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := hub.Update(ctx, &mc); err != nil {
+		t.Fatal(err)
+	}
 }
