@@ -2,7 +2,8 @@
 //
 // A resource is declared as a Kind: its schema, model → object and object → model. The engine
 // does the rest the same way for all of them: server-side apply as the provider's field manager,
-// read with not-found → removed from state, delete and wait, import by `workspace/name`, retries
+// read with not-found → removed from state, delete and wait, import by `workspace/name` or by
+// resource identity (workspace and name), retries
 // on conflicts and transient errors, timeouts, the workspace default, and plan-time checks.
 package hubresource
 
@@ -17,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/identityschema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
@@ -123,6 +125,7 @@ type Resource[M any, P interface {
 var (
 	_ resource.ResourceWithConfigure      = &Resource[struct{ Meta }, *struct{ Meta }]{}
 	_ resource.ResourceWithImportState    = &Resource[struct{ Meta }, *struct{ Meta }]{}
+	_ resource.ResourceWithIdentity       = &Resource[struct{ Meta }, *struct{ Meta }]{}
 	_ resource.ResourceWithModifyPlan     = &Resource[struct{ Meta }, *struct{ Meta }]{}
 	_ resource.ResourceWithValidateConfig = &Resource[struct{ Meta }, *struct{ Meta }]{}
 )
@@ -171,6 +174,36 @@ func (r *Resource[M, P]) Schema(ctx context.Context, _ resource.SchemaRequest, r
 		blocks[k] = v
 	}
 	resp.Schema = schema.Schema{MarkdownDescription: r.kind.Description, Attributes: attrs, Blocks: blocks}
+}
+
+// Identity is a resource's identity: the hub object's workspace and name, which never change for
+// the life of the resource (changing either replaces it).
+type Identity struct {
+	Workspace types.String `tfsdk:"workspace"`
+	Name      types.String `tfsdk:"name"`
+}
+
+func (r *Resource[M, P]) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+	resp.IdentitySchema = identityschema.Schema{
+		Attributes: map[string]identityschema.Attribute{
+			"workspace": identityschema.StringAttribute{
+				RequiredForImport: true,
+				Description:       "Workspace (hub namespace) of the object.",
+			},
+			"name": identityschema.StringAttribute{
+				RequiredForImport: true,
+				Description:       fmt.Sprintf("Name of the %s on the hub.", r.kind.Object.Kind),
+			},
+		},
+	}
+}
+
+// setIdentity stores the model's workspace and name as the resource's identity. identity is nil
+// when the request does not carry one (a test's driver).
+func setIdentity(ctx context.Context, identity *tfsdk.ResourceIdentity, meta *Meta, diags *diag.Diagnostics) {
+	if identity != nil {
+		diags.Append(identity.Set(ctx, Identity{Workspace: meta.Workspace, Name: meta.Name})...)
+	}
 }
 
 func (r *Resource[M, P]) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
@@ -299,7 +332,7 @@ func (r *Resource[M, P]) Create(ctx context.Context, req resource.CreateRequest,
 	ctx, cancel, ok := r.begin(ctx, req.Plan, &plan, timeouts.Value.Create, &resp.Diagnostics)
 	defer cancel()
 	if ok {
-		r.apply(ctx, &plan, nil, req.Config, &resp.State, &resp.Diagnostics)
+		r.apply(ctx, &plan, nil, req.Config, &resp.State, resp.Identity, &resp.Diagnostics)
 	}
 }
 
@@ -314,14 +347,15 @@ func (r *Resource[M, P]) Update(ctx context.Context, req resource.UpdateRequest,
 		resp.Diagnostics.Append(markReplacing(ctx, resp.Private, "")...) // the plan's mark stays out of state
 	}
 	if resp.Diagnostics.Append(req.State.Get(ctx, &prior)...); !resp.Diagnostics.HasError() {
-		r.apply(ctx, &plan, &prior, req.Config, &resp.State, &resp.Diagnostics)
+		r.apply(ctx, &plan, &prior, req.Config, &resp.State, resp.Identity, &resp.Diagnostics)
 	}
 }
 
 // apply validates the configuration, now fully known, writes the planned object so that the
-// fields the resource owns equal the configuration, and stores what the hub returned in state.
-// prior is nil on create, when the hub must not have the object yet.
-func (r *Resource[M, P]) apply(ctx context.Context, plan, prior *M, config modelSource, state *tfsdk.State, diags *diag.Diagnostics) {
+// fields the resource owns equal the configuration, and stores what the hub returned in state and
+// its workspace and name as the identity. prior is nil on create, when the hub must not have the
+// object yet.
+func (r *Resource[M, P]) apply(ctx context.Context, plan, prior *M, config modelSource, state *tfsdk.State, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics) {
 	var cfg M
 	if diags.Append(config.Get(ctx, &cfg)...); diags.HasError() {
 		return
@@ -371,6 +405,7 @@ func (r *Resource[M, P]) apply(ctx context.Context, plan, prior *M, config model
 	}
 	if r.flatten(ctx, out, plan, diags); !diags.HasError() {
 		diags.Append(state.Set(ctx, plan)...)
+		setIdentity(ctx, identity, P(plan).meta(), diags)
 	}
 	diags.Append(waited...)
 }
@@ -382,6 +417,9 @@ func (r *Resource[M, P]) Read(ctx context.Context, req resource.ReadRequest, res
 	if !ok {
 		return
 	}
+	// The identity comes from the state, which always has workspace and name: a state written
+	// before the provider had identities gets one on its first refresh.
+	setIdentity(ctx, resp.Identity, P(&state).meta(), &resp.Diagnostics)
 	ns, name := r.key(&state)
 	obj, err := r.env.Client.Get(ctx, r.kind.Object, ns, name)
 	if errors.Is(err, hub.ErrKindNotServed) {
@@ -432,23 +470,39 @@ func (r *Resource[M, P]) key(m *M) (namespace, name string) {
 	return meta.Workspace.ValueString(), meta.Name.ValueString()
 }
 
-// ImportState takes `workspace/name`, or `name` in the provider's default workspace.
+// ImportState takes the ID `workspace/name`, or `name` in the provider's default workspace, or
+// an identity (Terraform 1.12 and later, OpenTofu 1.12 and later: `import { identity = {...} }`)
+// with both workspace and name.
 func (r *Resource[M, P]) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	ns, name, ok := strings.Cut(req.ID, "/")
-	if !ok {
-		ns, name = "", req.ID
-		if r.env != nil {
-			ns = r.env.Workspace
+	var ns, name string
+	if req.ID == "" && req.Identity != nil {
+		var id Identity
+		if resp.Diagnostics.Append(req.Identity.Get(ctx, &id)...); resp.Diagnostics.HasError() {
+			return
 		}
-	}
-	if ns == "" || name == "" || strings.Contains(name, "/") {
-		resp.Diagnostics.AddError("Invalid import ID",
-			fmt.Sprintf("Expected \"workspace/name\" (for example fleet-default/my-object), got %q.", req.ID))
-		return
+		ns, name = id.Workspace.ValueString(), id.Name.ValueString()
+		if d := identityProblem(ns, name); d != "" {
+			resp.Diagnostics.AddError("Invalid import identity", d)
+			return
+		}
+	} else {
+		var ok bool
+		if ns, name, ok = strings.Cut(req.ID, "/"); !ok {
+			ns, name = "", req.ID
+			if r.env != nil {
+				ns = r.env.Workspace
+			}
+		}
+		if ns == "" || name == "" || strings.Contains(name, "/") {
+			resp.Diagnostics.AddError("Invalid import ID",
+				fmt.Sprintf("Expected \"workspace/name\" (for example fleet-default/my-object), got %q.", req.ID))
+			return
+		}
 	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), ns+"/"+name)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("workspace"), ns)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
+	setIdentity(ctx, resp.Identity, &Meta{Workspace: types.StringValue(ns), Name: types.StringValue(name)}, &resp.Diagnostics)
 }
 
 func (r *Resource[M, P]) flatten(ctx context.Context, obj *unstructured.Unstructured, into *M, diags *diag.Diagnostics) {

@@ -35,3 +35,25 @@ func (v nameValidator) ValidateString(_ context.Context, req validator.StringReq
 			fmt.Sprintf("%q is not a valid Kubernetes name: %s.", req.ConfigValue.ValueString(), strings.Join(errs, "; ")))
 	}
 }
+
+// problem says what is wrong with name for the field at path, or "" when it is valid.
+func (v nameValidator) problem(field, name string) string {
+	if errs := v.check(name); len(errs) > 0 {
+		return fmt.Sprintf("%s: %q is not a valid Kubernetes name (%s): %s.", field, name, v.rule, strings.Join(errs, "; "))
+	}
+	return ""
+}
+
+// identityProblem checks an import identity's workspace and name by the schema's rules.
+func identityProblem(workspace, name string) string {
+	var p []string
+	for _, s := range []string{dnsLabel.problem("workspace", workspace), dnsSubdomain.problem("name", name)} {
+		if s != "" {
+			p = append(p, s)
+		}
+	}
+	if len(p) == 0 {
+		return ""
+	}
+	return strings.Join(p, " ") + " Set identity = { workspace = \"<workspace>\", name = \"<name>\" } to the object's namespace and name on the hub."
+}

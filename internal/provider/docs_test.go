@@ -32,7 +32,8 @@ func TestEveryFeatureIsDocumented(t *testing.T) {
 		r.Schema(ctx, resource.SchemaRequest{}, &s)
 		features = append(features, feature{meta.TypeName, s.Schema.MarkdownDescription,
 			filepath.Join("docs", "resources", strings.TrimPrefix(meta.TypeName, "fleet_")+".md"),
-			[]string{filepath.Join("examples", "resources", meta.TypeName, "resource.tf"), filepath.Join("examples", "resources", meta.TypeName, "import.sh")}})
+			[]string{filepath.Join("examples", "resources", meta.TypeName, "resource.tf"), filepath.Join("examples", "resources", meta.TypeName, "import.sh"),
+				filepath.Join("examples", "resources", meta.TypeName, "import-by-identity.tf")}})
 	}
 	for _, newDataSource := range p.DataSources(ctx) {
 		d := newDataSource()
@@ -74,6 +75,9 @@ func TestEveryFeatureIsDocumented(t *testing.T) {
 		firstLine := strings.SplitN(f.description, "\n", 2)[0]
 		if !strings.Contains(string(doc), firstLine) {
 			t.Errorf("%s: %s does not carry the current description (run make generate)", f.name, f.doc)
+		}
+		if strings.HasPrefix(f.doc, filepath.Join("docs", "resources")) && !strings.Contains(string(doc), "identity = { workspace = ") {
+			t.Errorf("%s: %s does not show import by identity (run make generate)", f.name, f.doc)
 		}
 	}
 }
