@@ -498,7 +498,7 @@ func TestAccAppRoutePlan_unknownSkips(t *testing.T) {
 func TestAccAppRoute_gatewayRules(t *testing.T) {
 	kube := testHub(t)
 	ws, other := testWorkspace(t, kube), testWorkspace(t, kube)
-	a := newHubFixtures(t, ws).Cluster("a", "", nil)
+	a := newHubFixtures(t, ws).Usable("a")
 	h := newSiteHub(t, ws)
 	h.create("FleetSite", "gw-site", false, map[string]any{"hubGateway": map[string]any{"enabled": true, "domain": "apps.example.com"}})
 	h.create("FleetClusterJoin", "ja", false, map[string]any{"cluster": a, "site": "gw-site"})

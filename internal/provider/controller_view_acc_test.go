@@ -207,7 +207,7 @@ data "fleet_oci_routing" "ws" {
 			{
 				// The EU route now names a registry that does not exist (and another wait): the
 				// provider would resolve mirror-next, source and 15m; the EU clusters still have the
-				// chain delivered before, and its wait.
+				// chain delivered before, and its wait as the route spelt it then (10m).
 				PreConfig: func() {
 					f.PatchRoute("eu", `{"spec":{"registries":["mirror-next","source"],"replicationWait":"15m"}}`)
 					hc.converged(hc.routeReady("eu", metav1.ConditionFalse, v1alpha1.ReasonRegistryNotFound))
@@ -215,7 +215,7 @@ data "fleet_oci_routing" "ws" {
 				},
 				Config: cfg,
 				ConfigStateChecks: checks(
-					chain("eu", "controller", "eu", "cluster_selectors[0]", "10m0s", kept("eu", "mirror-next", "mirror-eu, source"), mirrorEU, source),
+					chain("eu", "controller", "eu", "cluster_selectors[0]", "10m", kept("eu", "mirror-next", "mirror-eu, source"), mirrorEU, source),
 					chain("us", "controller", "fallback", "default", "0s", delivered("fallback", "us"), source),
 					routing("controller",
 						route("lab", notFound("legacy"), 1, "lab"), route("eu", notFound("mirror-next"), 2, "eu-1", "eu-2"), route("fallback", isReady(1), 1, "us")),
