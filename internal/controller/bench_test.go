@@ -89,7 +89,11 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 	if err != nil {
 		b.Skip(err)
 	}
-	defer h.Stop()
+	defer func() {
+		if err := h.Stop(); err != nil {
+			b.Error(err)
+		}
+	}()
 	cfg := *h.Config
 	cfg.QPS, cfg.Burst = 2000, 4000
 	c, err := client.New(&cfg, client.Options{Scheme: controller.Scheme()})
@@ -108,7 +112,12 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 	done := make(chan error, 1)
 	start := time.Now()
 	go func() { done <- mgr.Start(mctx) }()
-	defer func() { cancel(); <-done }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			b.Error(err)
+		}
+	}()
 
 	// Converged: every cluster has its work and its ClusterOCIStorage, every route its status.
 	f.waitConverged(b, ctx, c)
