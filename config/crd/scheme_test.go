@@ -2,6 +2,7 @@ package crd_test
 
 import (
 	"os"
+	"slices"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -30,7 +31,7 @@ func TestSchemesKnowEveryCRD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all := append(hub, site...)
+	all := slices.Concat(hub, site)
 	if len(all) != 14 {
 		t.Fatalf("%d definitions, want 14 (10 hub, 4 site)", len(all))
 	}
