@@ -123,7 +123,3 @@ type ClusterOCIStorageList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []ClusterOCIStorage `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&ClusterOCIStorage{}, &ClusterOCIStorageList{})
-}

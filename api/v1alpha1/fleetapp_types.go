@@ -172,7 +172,3 @@ type FleetAppList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []FleetApp `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&FleetApp{}, &FleetAppList{})
-}

@@ -143,7 +143,3 @@ type FleetAppRouteList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []FleetAppRoute `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&FleetAppRoute{}, &FleetAppRouteList{})
-}

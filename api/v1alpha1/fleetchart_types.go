@@ -70,7 +70,3 @@ type FleetChartList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []FleetChart `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&FleetChart{}, &FleetChartList{})
-}

@@ -142,7 +142,3 @@ const (
 	ReasonEdgePublished        = "EdgePublished"
 	ReasonEdgeWriteFailed      = "EdgeWriteFailed"
 )
-
-func init() {
-	SchemeBuilder.Register(&FleetClusterJoin{}, &FleetClusterJoinList{})
-}

@@ -155,7 +155,3 @@ type FleetReleaseList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []FleetRelease `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&FleetRelease{}, &FleetReleaseList{})
-}

@@ -208,7 +208,3 @@ func (s *FleetSite) Entry(id string) (IngressEntry, bool) {
 func (s *FleetSite) HasWANPath() bool {
 	return len(s.Spec.Edge.Ingress) > 0 || s.Spec.HubGateway != nil && s.Spec.HubGateway.Enabled
 }
-
-func init() {
-	SchemeBuilder.Register(&FleetSite{}, &FleetSiteList{})
-}

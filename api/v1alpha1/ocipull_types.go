@@ -186,7 +186,3 @@ type OCIPullList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []OCIPull `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&OCIPull{}, &OCIPullList{})
-}

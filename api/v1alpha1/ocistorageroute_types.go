@@ -164,7 +164,3 @@ type OCIStorageRouteList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []OCIStorageRoute `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&OCIStorageRoute{}, &OCIStorageRouteList{})
-}

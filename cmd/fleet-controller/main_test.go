@@ -56,7 +56,7 @@ registries:
 func TestLoadChainErrors(t *testing.T) {
 	tests := []struct{ text, want string }{
 		{"registries:\n  - name: a\n    reference: r.example\n    password: ${UNSET_FLEET_TEST_VAR}\n", "password refers to environment variable UNSET_FLEET_TEST_VAR, which is not set"},
-		{"registries:\n  - name: a\n    referense: r.example\n", `unknown field "referense"`},
+		{"registries:\n  - name: a\n    referense: r.example\n", `unknown field "referense"`}, //nolint:misspell // the misspelt field is the test
 		{"registries: []\n", "lists no registries"},
 	}
 	for _, tt := range tests {

@@ -233,7 +233,7 @@ func (r *AppRouteReconciler) publication(ctx context.Context, route *v1alpha1.Fl
 		return pub, reasonUnpublished, "mode none: nothing is published", nil
 	}
 	if err := fleetrules.CheckRoutePath(fleetrules.RoutePath(route)); err != nil {
-		return pub, reasonInvalidPath, err.Error() + ": fix spec.path", nil
+		return pub, reasonInvalidPath, err.Error() + ": fix spec.path", nil //nolint:nilerr // an invalid path is a Ready reason, not a reconcile error
 	}
 	var app v1alpha1.FleetApp
 	err = r.Get(ctx, types.NamespacedName{Namespace: route.Namespace, Name: route.Spec.App}, &app)
@@ -292,7 +292,7 @@ func (r *AppRouteReconciler) publication(ctx context.Context, route *v1alpha1.Fl
 		return pub, "", "", err
 	}
 	if err != nil || site.Spec.HubGateway == nil || !site.Spec.HubGateway.Enabled {
-		return pub, reasonNoHubGateway, fmt.Sprintf("site %s/%s of cluster %s does not enable hubGateway: enable it, or use mode site", route.Namespace, join.Spec.Site, app.Spec.Cluster), nil
+		return pub, reasonNoHubGateway, fmt.Sprintf("site %s/%s of cluster %s does not enable hubGateway: enable it, or use mode site", route.Namespace, join.Spec.Site, app.Spec.Cluster), nil //nolint:nilerr // err is NotFound here: a missing site is a Ready reason
 	}
 	if err := fleetrules.CheckHubHost(route.Spec.Host, site.Spec.HubGateway.Domain); err != nil {
 		reason := reasonOutsideDomain
@@ -311,7 +311,7 @@ func (r *AppRouteReconciler) publication(ctx context.Context, route *v1alpha1.Fl
 	}
 	cm, err := traefikConfigMap(route, address, r.gatewayNamespace())
 	if err != nil {
-		return pub, reasonInvalidPath, err.Error(), nil
+		return pub, reasonInvalidPath, err.Error(), nil //nolint:nilerr // a rule Traefik cannot take is a Ready reason, not a reconcile error
 	}
 	var observed corev1.ConfigMap
 	switch err := r.Reader.Get(ctx, client.ObjectKeyFromObject(cm), &observed); {

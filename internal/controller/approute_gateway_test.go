@@ -216,14 +216,14 @@ func TestGatewayTenancy(t *testing.T) {
 		m := map[string]float64{}
 		for _, r := range []string{"fleetapproute", "manifestwork", "configmap"} {
 			for _, vb := range []string{"create", "update", "status", "delete", "patch"} {
-				m[r+" "+vb] = writes(t, r, vb)
+				m[r+" "+vb] = writes(r, vb)
 			}
 		}
 		return m
 	}
-	before, beforeAll := snap(), writes(t, "", "")
+	before, beforeAll := snap(), writes("", "")
 	time.Sleep(3 * time.Second)
-	if after, afterAll := snap(), writes(t, "", ""); afterAll != beforeAll {
+	if after, afterAll := snap(), writes("", ""); afterAll != beforeAll {
 		t.Errorf("steady state wrote %v times: before %v, after %v", afterAll-beforeAll, before, after)
 	}
 

@@ -89,7 +89,11 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 	if err != nil {
 		b.Skip(err)
 	}
-	defer h.Stop()
+	defer func() {
+		if err := h.Stop(); err != nil {
+			b.Error(err)
+		}
+	}()
 	cfg := *h.Config
 	cfg.QPS, cfg.Burst = 2000, 4000
 	c, err := client.New(&cfg, client.Options{Scheme: controller.Scheme()})
@@ -108,7 +112,12 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 	done := make(chan error, 1)
 	start := time.Now()
 	go func() { done <- mgr.Start(mctx) }()
-	defer func() { cancel(); <-done }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			b.Error(err)
+		}
+	}()
 
 	// Converged: every cluster has its work and its ClusterOCIStorage, every route its status.
 	f.waitConverged(b, ctx, c)
@@ -117,7 +126,7 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 
 	// One route change that moves 1% of the clusters: the wide route goes first.
 	base := writeCount()
-	routeBase := writes(nil, "ocistorageroute", "")
+	routeBase := writes("ocistorageroute", "")
 	var wide v1alpha1.OCIStorageRoute
 	if err := c.Get(ctx, client.ObjectKey{Namespace: benchWS, Name: "wide"}, &wide); err != nil {
 		b.Fatal(err)
@@ -133,7 +142,7 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 	})
 	settle(15 * time.Second)
 	res.perChanged = (writeCount() - base) / float64(res.moved)
-	res.routeWrites = writes(nil, "ocistorageroute", "") - routeBase
+	res.routeWrites = writes("ocistorageroute", "") - routeBase
 
 	// The steady window: resyncs every 30 s, and a no-op touch of the workspace every 10 s.
 	base = writeCount()
@@ -155,7 +164,7 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 	return res
 }
 
-func writeCount() float64 { return writes(nil, "", "") }
+func writeCount() float64 { return writes("", "") }
 
 // settle waits until the controller has written nothing for two seconds, or at most max: the
 // baseline, which rewrites everything on every resync, never goes quiet for long.

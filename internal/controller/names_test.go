@@ -84,12 +84,12 @@ func settled(t *testing.T, c client.Client, window time.Duration, objs ...client
 		return out
 	}
 	time.Sleep(2 * time.Second) // what the last change set off
-	before, written := rv(), writes(t, "", "")
+	before, written := rv(), writes("", "")
 	time.Sleep(window)
 	if after := rv(); join(after) != join(before) {
 		t.Errorf("over %v:\n%s\nbecame\n%s", window, strings.Join(before, "\n"), strings.Join(after, "\n"))
 	}
-	if n := writes(t, "", "") - written; n != 0 {
+	if n := writes("", "") - written; n != 0 {
 		t.Errorf("%v hub writes over %v; want none", n, window)
 	}
 }

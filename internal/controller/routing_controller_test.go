@@ -227,7 +227,7 @@ func TestRoutingWorkspace(t *testing.T) {
 				}
 				raw, _ := json.Marshal(w)
 				for _, secret := range []string{sourcePush, mirrorPush, base64.StdEncoding.EncodeToString([]byte(sourcePush))} {
-					if strings.Contains(string(raw), secret) || strings.Contains(decodedData(t, w), secret) {
+					if strings.Contains(string(raw), secret) || strings.Contains(decodedData(w), secret) {
 						t.Errorf("work of %s carries a push password", cl)
 					}
 				}
@@ -298,7 +298,7 @@ func TestRoutingWorkspace(t *testing.T) {
 
 	t.Run("priority change moves exactly the affected clusters", func(t *testing.T) {
 		before := workVersions(t, v)
-		w0, s0 := writes(t, "manifestwork", ""), writes(t, "clusterocistorage", "")
+		w0, s0 := writes("manifestwork", ""), writes("clusterocistorage", "")
 		testkit.Update(t, c, v.route("shadowed"), func(r *v1alpha1.OCIStorageRoute) { r.Spec.Priority = 7 }) // after lab (5), before eu (10)
 		v.converged()
 		testkit.Eventually(t, converge, "eu clusters on route shadowed", func() error {
@@ -312,7 +312,7 @@ func TestRoutingWorkspace(t *testing.T) {
 		if changed := rewritten(t, v, before); join(changed) != join(seedRoutes["eu"]) {
 			t.Errorf("works rewritten: %v, want exactly %v", changed, seedRoutes["eu"])
 		}
-		if dw, ds := writes(t, "manifestwork", "")-w0, writes(t, "clusterocistorage", "")-s0; dw != 3 || ds != 3 {
+		if dw, ds := writes("manifestwork", "")-w0, writes("clusterocistorage", "")-s0; dw != 3 || ds != 3 {
 			t.Errorf("writes for 3 moved clusters: %v works, %v ClusterOCIStorages; want 3 and 3", dw, ds)
 		}
 		if got := condition(v.route("eu").Status.Conditions, v1alpha1.ShadowedCondition); got != "True/ShadowedByEarlierRoutes" {
@@ -401,7 +401,7 @@ func TestRoutingWorkspace(t *testing.T) {
 
 	t.Run("restarted controller writes nothing", func(t *testing.T) {
 		stop()
-		before := writes(t, "", "")
+		before := writes("", "")
 		reconciles := testkit.Counter("controller_runtime_reconcile_total", map[string]string{"controller": "routing"})
 		runManager(t, h)
 		testkit.Eventually(t, converge, "a reconcile of the restarted controller", func() error {
@@ -411,7 +411,7 @@ func TestRoutingWorkspace(t *testing.T) {
 			return nil
 		})
 		time.Sleep(2 * time.Second) // let every queued workspace reconcile
-		if got := writes(t, "", "") - before; got != 0 {
+		if got := writes("", "") - before; got != 0 {
 			t.Errorf("the restarted controller wrote %v times to a converged hub", got)
 		}
 	})
@@ -444,7 +444,7 @@ func rewritten(t *testing.T, v hubView, before map[string]string) []string {
 }
 
 // decodedData returns the decoded values of every Secret a work carries, concatenated.
-func decodedData(t *testing.T, w *workv1.ManifestWork) string {
+func decodedData(w *workv1.ManifestWork) string {
 	var b strings.Builder
 	for _, m := range w.Spec.Workload.Manifests {
 		var s corev1.Secret

@@ -70,7 +70,7 @@ func runManager(t *testing.T, h *testbed.Hub) (stop func()) {
 	return testkit.Run(t, mgr)
 }
 
-func writes(t testing.TB, resource, verb string) float64 {
+func writes(resource, verb string) float64 {
 	match := map[string]string{}
 	if resource != "" {
 		match["resource"] = resource

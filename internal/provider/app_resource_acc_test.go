@@ -221,7 +221,7 @@ func answerApp(t *testing.T, h *siteHub, name string, status map[string]any) {
 		_ = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 			u, err := h.ri("FleetApp").Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
-				return false, nil
+				return false, nil //nolint:nilerr // not created yet: poll again
 			}
 			observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
 			if observed >= u.GetGeneration() {

@@ -52,7 +52,7 @@ func awaitPhase(ctx context.Context, c *hub.Client, applied *unstructured.Unstru
 	err := wait.PollUntilContextCancel(ctx, awaitInterval, true, func(ctx context.Context) (bool, error) {
 		obj, err := c.Get(ctx, w.kind, ns, name)
 		if err != nil {
-			return false, nil // transient, or gone: the deadline says so
+			return false, nil //nolint:nilerr // transient, or gone: the deadline says so
 		}
 		last = obj
 		phase, _, _ = unstructured.NestedString(obj.Object, "status", "phase")

@@ -106,7 +106,7 @@ func TestPullStatusRows(t *testing.T) {
 	for _, r := range rows {
 		byKey[r.Cluster.ValueString()+" "+r.Artifact.ValueString()] = r
 	}
-	str := func(s string) types.String { return types.StringValue(s) }
+	str := types.StringValue
 	null := types.StringNull()
 	for _, tc := range []struct {
 		key                                                                 string

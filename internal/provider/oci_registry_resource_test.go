@@ -93,7 +93,7 @@ func TestOCIRegistryExpandFlatten(t *testing.T) {
 // A credential key on the hub changes only when its version does, and goes only when the
 // configuration removes the value and its version.
 func TestOCIRegistryCredentialKeys(t *testing.T) {
-	v := func(n int64) types.Int64 { return types.Int64Value(n) }
+	v := types.Int64Value
 	none := types.Int64Null()
 	model := func(version types.Int64, password string) *ociRegistryModel {
 		m := &ociRegistryModel{Role: types.StringValue("mirror"), Reference: types.StringValue("r.io"), Username: types.StringValue("u"),

@@ -94,7 +94,9 @@ func newCLIWorkdir(t *testing.T) *cliWorkdir {
 	}
 	w := &cliWorkdir{t: t, bin: bin, dir: dir, source: source, env: env}
 	w.write("")
-	w.run("init", "-input=false", "-no-color")
+	if _, err := w.run("init", "-input=false", "-no-color"); err != nil {
+		t.Fatal(err)
+	}
 	return w
 }
 

@@ -57,7 +57,8 @@ func Parse(s string) (Ref, error) {
 	}
 	authority, path, hasPath := strings.Cut(s, "/")
 	ref := Ref{}
-	host, port, hasPort := authority, "", false
+	var host, port string
+	var hasPort bool
 	switch {
 	case strings.HasPrefix(authority, "["):
 		end := strings.Index(authority, "]")

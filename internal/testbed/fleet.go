@@ -755,7 +755,7 @@ func (w *lineWatch) Write(p []byte) (int, error) {
 	if len(w.pending) == 0 {
 		return len(p), nil
 	}
-	buf := append(w.carry, p...)
+	buf := slices.Concat(w.carry, p)
 	w.pending = slices.DeleteFunc(w.pending, func(s string) bool { return bytes.Contains(buf, []byte(s)) })
 	if len(w.pending) == 0 {
 		close(w.done)

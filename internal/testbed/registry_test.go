@@ -251,7 +251,7 @@ func TestFaultAddresses(t *testing.T) {
 	}
 	if _, err := net.DialTimeout("tcp", StartBlackholeT(t).Addr, 100*time.Millisecond); err == nil {
 		t.Error("a dial to a blackholed address completed")
-	} else if ne, ok := err.(net.Error); !ok || !ne.Timeout() {
+	} else if ne, ok := errors.AsType[net.Error](err); !ok || !ne.Timeout() {
 		t.Errorf("dial to a blackholed address = %v, want a timeout", err)
 	}
 	if _, err := net.DialTimeout("tcp", ClosedAddrT(t), time.Second); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {

@@ -281,7 +281,7 @@ func TestAlive(t *testing.T) {
 	if err := zombie.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer zombie.Wait()
+	defer func() { _ = zombie.Wait() }() // reaps the killed child; its exit status is the kill
 	for deadline := time.Now().Add(5 * time.Second); alive(zombie.Process.Pid); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("alive(zombie) stays true: a hub whose owner was killed would never be cleaned up")
@@ -355,13 +355,17 @@ func TestCheckBinaries(t *testing.T) {
 func TestTail(t *testing.T) {
 	tl := &tail{max: 8}
 	for _, s := range []string{"first line\n", "0123\n", "456789"} {
-		tl.Write([]byte(s))
+		if _, err := tl.Write([]byte(s)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if got, want := tl.report("etcd"), "\n--- last output of etcd ---\n456789"; got != want {
 		t.Errorf("report = %q, want %q", got, want)
 	}
 	short := &tail{max: 8}
-	short.Write([]byte("a\nb\n"))
+	if _, err := short.Write([]byte("a\nb\n")); err != nil {
+		t.Fatal(err)
+	}
 	if got, want := short.report("etcd"), "\n--- last output of etcd ---\na\nb"; got != want {
 		t.Errorf("report = %q, want %q", got, want)
 	}
@@ -418,5 +422,5 @@ func processesStartedFrom(dir string) []int {
 
 // ports are the addresses etcd and kube-apiserver serve clients on.
 func ports(h *Hub) []string {
-	return []string{h.env.ControlPlane.Etcd.URL.Host, h.env.ControlPlane.APIServer.SecureServing.HostPort()}
+	return []string{h.env.ControlPlane.Etcd.URL.Host, h.env.ControlPlane.APIServer.HostPort()}
 }

@@ -337,7 +337,3 @@ type StorageSiteDeploymentList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []StorageSiteDeployment `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&StorageSiteDeployment{}, &StorageSiteDeploymentList{})
-}

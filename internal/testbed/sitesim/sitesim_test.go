@@ -406,7 +406,7 @@ func ownedBy(obj metav1.Object, manager string) string {
 	var owned []string
 	for _, e := range obj.GetManagedFields() {
 		if e.Manager == manager && e.Subresource == "" && e.FieldsV1 != nil {
-			owned = append(owned, string(e.FieldsV1.Raw))
+			owned = append(owned, string(e.FieldsV1.GetRawBytes()))
 		}
 	}
 	return strings.Join(owned, " ")

@@ -158,7 +158,3 @@ type ClusterDeploymentConfigList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []ClusterDeploymentConfig `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&ClusterDeploymentConfig{}, &ClusterDeploymentConfigList{})
-}

@@ -10,8 +10,9 @@
 package v1alpha2
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 var (
@@ -19,8 +20,21 @@ var (
 	GroupVersion = schema.GroupVersion{Group: "storage.simplyblock.io", Version: "v1alpha2"}
 
 	// SchemeBuilder registers this package's kinds with a runtime.Scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 
 	// AddToScheme adds this package's kinds to a runtime.Scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
+
+// addKnownTypes registers every kind of this package (each with its list kind) under GroupVersion,
+// as k8s.io API packages do; a new kind is added here.
+func addKnownTypes(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion,
+		&ClusterDeploymentConfig{}, &ClusterDeploymentConfigList{},
+		&OperatorOps{}, &OperatorOpsList{},
+		&StorageCluster{}, &StorageClusterList{},
+		&StorageNode{}, &StorageNodeList{},
+	)
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
+}

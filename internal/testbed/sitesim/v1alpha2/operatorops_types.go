@@ -106,7 +106,3 @@ type OperatorOpsList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []OperatorOps `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&OperatorOps{}, &OperatorOpsList{})
-}

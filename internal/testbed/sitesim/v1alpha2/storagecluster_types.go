@@ -81,7 +81,3 @@ type StorageClusterList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []StorageCluster `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&StorageCluster{}, &StorageClusterList{})
-}

@@ -54,7 +54,3 @@ type StorageNodeList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []StorageNode `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&StorageNode{}, &StorageNodeList{})
-}
