@@ -136,7 +136,8 @@ echo "== 3. the mirror stops; apps/web:1.1 is pushed to the source and asked for
 demohub stop mirror
 demohub push source fleet/apps/web:1.1
 demohub pull eu-01 web apps/web:1.1
-await '{.status.active}/{.status.pulled}' local-source/1
+# Two pulls now: apps/web and the app story's chart, which eu-01's ClusterOCIStorage lists too.
+await '{.status.active}/{.status.pulled}' local-source/2
 show
 
 # ---------------------------------------------------------------------------------------------
