@@ -99,6 +99,9 @@ module "pinned" { source = "./pinned" }
 				wd := t.TempDir()
 				tfs, _ := filepath.Glob(filepath.Join(repoRoot, "examples", ex, "*.tf"))
 				for _, f := range tfs {
+					if filepath.Base(f) == "import-by-identity.tf" && name == "terraform" {
+						continue // import by identity needs Terraform >= 1.12; this one is 1.11
+					}
 					data, err := os.ReadFile(f)
 					if err != nil {
 						t.Fatal(err)
