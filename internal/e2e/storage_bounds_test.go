@@ -6,13 +6,11 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	storagev1alpha2 "github.com/umkim/terraform-provider-fleet/api/storage/v1alpha2"
-	"github.com/umkim/terraform-provider-fleet/internal/controller"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed/sitesim"
 	"github.com/umkim/terraform-provider-fleet/internal/testkit"
@@ -45,15 +43,7 @@ func TestStorageSiteOfFortyNodes(t *testing.T) {
 	if err := sitesim.CreateNodes(ctx, spoke, nodes...); err != nil {
 		t.Fatal(err)
 	}
-	hub, err := client.New(f.Hub.Config, client.Options{Scheme: controller.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runManager(t, f.Hub, "storage-site")
-	if err := hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "storage"}}); err != nil {
-		t.Fatal(err)
-	}
-	bindSite(t, hub, "site-b", "storage")
+	hub := storageWorkspace(t, f, "site-b")
 	d := &storagev1alpha2.StorageSiteDeployment{ObjectMeta: metav1.ObjectMeta{Name: "site-b", Namespace: "storage"},
 		Spec: storagev1alpha2.StorageSiteDeploymentSpec{Cluster: "site-b", Approved: true,
 			Discover: storagev1alpha2.DiscoverSpec{NodeSelector: map[string]string{"pool": "big"}},

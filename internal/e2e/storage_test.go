@@ -48,15 +48,7 @@ func TestStorageSiteDeployment(t *testing.T) {
 		sitesim.Node{Name: "cp", ControlPlane: true, Labels: good}, sitesim.Node{Name: "w3", Fail: "no-nvme", Labels: map[string]string{"pool": "bad"}}); err != nil {
 		t.Fatal(err)
 	}
-	hub, err := client.New(f.Hub.Config, client.Options{Scheme: controller.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runManager(t, f.Hub, "storage-site")
-	if err := hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "storage"}}); err != nil {
-		t.Fatal(err)
-	}
-	bindSite(t, hub, "site-a", "storage")
+	hub := storageWorkspace(t, f, "site-a")
 	t.Logf("fleet, simulator and controller up in %v", time.Since(begin).Round(time.Millisecond))
 
 	get := func(name string) (*storagev1alpha2.StorageSiteDeployment, error) {
@@ -266,6 +258,22 @@ func explainSite(t *testing.T, hub, spoke client.Client, name string) string {
 		fmt.Fprintf(&out, "site draft %s: approved %v status %+v\n", d.Name, d.Spec.Approved, d.Status)
 	}
 	return out.String()
+}
+
+// storageWorkspace runs the storage-site reconciler on f's hub and makes workspace "storage",
+// bound to cluster's site set (bindSite); it returns a client of the hub.
+func storageWorkspace(t *testing.T, f *testbed.Fleet, cluster string) client.Client {
+	t.Helper()
+	hub, err := client.New(f.Hub.Config, client.Options{Scheme: controller.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runManager(t, f.Hub, "storage-site")
+	if err := hub.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "storage"}}); err != nil {
+		t.Fatal(err)
+	}
+	bindSite(t, hub, cluster, "storage")
+	return hub
 }
 
 // bindSite lets workspace ws use cluster: a set "sites" that holds it, bound to ws.
