@@ -14,7 +14,6 @@ import (
 	"github.com/go-logr/logr"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
-	"github.com/umkim/terraform-provider-fleet/config/rbac"
 	"github.com/umkim/terraform-provider-fleet/internal/agent"
 	"github.com/umkim/terraform-provider-fleet/internal/manager"
 	"github.com/umkim/terraform-provider-fleet/internal/ocichain"
@@ -75,68 +73,29 @@ func startSpoke(t *testing.T, ns string) client.Client {
 	return c
 }
 
-// agentAccount is the ServiceAccount, in fleet-system, the tests' agents run as, with the roles
-// the chart gives it (config/rbac: the generated agent roles, the default workspace role).
-const agentAccount = "fleet-controller-agent"
-
 var (
 	grantOnce sync.Once
+	grantCfg  *rest.Config
 	grantErr  error
 )
 
-// agentConfig is the spoke's config acting as agentAccount, granted what the chart grants.
-func agentConfig(t *testing.T, c client.Client) *rest.Config {
+// agentConfig is the spoke's config acting as the agent's ServiceAccount, granted what the chart
+// grants (testbed.GrantFleetAgent: the generated agent roles, the default workspace role).
+func agentConfig(t *testing.T) *rest.Config {
 	t.Helper()
-	grantOnce.Do(func() { grantErr = grantAgent(context.Background(), c) })
+	grantOnce.Do(func() { grantCfg, grantErr = testbed.GrantFleetAgent(context.Background(), spoke.Config) })
 	if grantErr != nil {
 		t.Fatal(grantErr)
 	}
-	cfg := rest.CopyConfig(spoke.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ocichain.Namespace + ":" + agentAccount}
-	return cfg
+	return grantCfg
 }
 
-// grantAgent creates agentAccount and binds it the agent's generated roles, and creates the
-// default workspace ClusterRole, as the chart does.
-func grantAgent(ctx context.Context, c client.Client) error {
-	cluster, roles, err := rbac.Agent()
-	if err != nil {
-		return err
-	}
-	workspace, err := rbac.Workspace()
-	if err != nil {
-		return err
-	}
-	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ocichain.Namespace, Name: agentAccount}}
-	objs := []client.Object{
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ocichain.Namespace, Name: agentAccount}},
-		workspace, cluster,
-		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: cluster.Name}, Subjects: subject,
-			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: cluster.Name}},
-	}
-	for i := range roles {
-		r := &roles[i]
-		objs = append(objs, r, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: r.Name}, Subjects: subject,
-			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: r.Name}})
-	}
-	for _, o := range objs {
-		if err := c.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("granting the agent: %T %s: %w", o, o.GetName(), err)
-		}
-	}
-	return nil
-}
-
-// runAgent runs an agent manager on the spoke, as agentAccount with only the chart's roles,
+// runAgent runs an agent manager on the spoke, as the agent's ServiceAccount with only the chart's roles,
 // until the test ends; it returns the cache dir.
 func runAgent(t *testing.T) string {
 	t.Helper()
-	c, err := client.New(spoke.Config, client.Options{Scheme: agent.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := filepath.Join(t.TempDir(), "cache")
-	mgr, err := agent.NewManager(agentConfig(t, c), agent.Options{
+	mgr, err := agent.NewManager(agentConfig(t), agent.Options{
 		Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, CacheDir: dir, RetryFailed: time.Minute,
 		Backoff: puller.Backoff{Initial: 400 * time.Millisecond, Max: time.Second},
 	})

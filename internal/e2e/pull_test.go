@@ -96,8 +96,8 @@ func startPullFleet(t testing.TB, opts pullFleetOptions) *pullFleet {
 			return err
 		}
 		objs := []client.Object{
-			registrySecret("source", registrysecret.RoleSource, p.source, agentPass),
-			registrySecret("mirror", registrysecret.RoleMirror, p.mirror, agentPass),
+			registrySecret(pullWS, "source", registrysecret.RoleSource, p.source, agentPass),
+			registrySecret(pullWS, "mirror", registrysecret.RoleMirror, p.mirror, agentPass),
 			route(pullWS, "eu", v1alpha1.OCIStorageRouteSpec{Priority: 10, Registries: []string{"mirror", "source"}, ReplicationWait: wait,
 				ClusterSelectors: []v1alpha1.LabelSelector{{MatchLabels: map[string]string{"region": "eu"}}}}),
 		}
@@ -136,12 +136,13 @@ func startPullFleet(t testing.TB, opts pullFleetOptions) *pullFleet {
 }
 
 // startAgent runs `fleet-controller agent` on cluster, in-process, on the cluster's cache folder,
-// until the fleet's test ends or the cluster's stop is called.
+// until the fleet's test ends or the cluster's stop is called. It runs as the agent's
+// ServiceAccount, holding only the roles the chart gives it.
 func (p *pullFleet) startAgent(cluster string) {
 	t := p.t
 	t.Helper()
 	a := p.agents[cluster]
-	mgr, err := agent.NewManager(p.fleet.Cluster(cluster).Config, agent.Options{
+	mgr, err := agent.NewManager(p.fleet.Cluster(cluster).AgentConfig, agent.Options{
 		Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, CacheDir: a.cacheDir,
 		AttemptTimeout: 3 * time.Second, RetryFailed: 2 * time.Second, Backoff: pullBackoff,
 	})
@@ -151,10 +152,11 @@ func (p *pullFleet) startAgent(cluster string) {
 	a.stop = testkit.Run(t, mgr)
 }
 
-// registrySecret is the hub's registry Secret for a test registry, its agent identity "puller".
-func registrySecret(name, role string, r *testbed.Registry, agentPassword string) *corev1.Secret {
+// registrySecret is workspace ws's registry Secret for a test registry, its agent identity
+// "puller".
+func registrySecret(ws, name, role string, r *testbed.Registry, agentPassword string) *corev1.Secret {
 	e := r.Entry(name)
-	return testkit.RegistrySecret(pullWS, name, role, registrysecret.Registry{
+	return testkit.RegistrySecret(ws, name, role, registrysecret.Registry{
 		Reference: e.Reference, BasicHTTP: e.BasicHTTP, CACerts: e.CACerts,
 		Username: r.Username, Password: r.Password, AgentUsername: "puller", AgentPassword: agentPassword,
 	})
@@ -455,7 +457,8 @@ func cachedBlobs(t *testing.T, dir string) []string {
 // assertOnlyCarried walks every namespaced kind the cluster serves, in every namespace the test
 // bed did not make, and every namespace: each object must be one a work carries, or one
 // Kubernetes makes by itself in a namespace (its root CA ConfigMap, its default ServiceAccount)
-// or an Event.
+// or an Event, or the test bed's grant of the agent's roles (testbed.GrantFleetAgent, the chart's
+// part).
 func assertOnlyCarried(t *testing.T, p *pullFleet) {
 	t.Helper()
 	var works workv1.ManifestWorkList
@@ -507,7 +510,8 @@ func assertOnlyCarried(t *testing.T, p *pullFleet) {
 				for _, o := range objs.Items {
 					key := r.Kind + " " + ns.Name + "/" + o.GetName()
 					found = append(found, key)
-					if !carried[key] && key != "ConfigMap "+ns.Name+"/kube-root-ca.crt" && key != "ServiceAccount "+ns.Name+"/default" {
+					if !carried[key] && key != "ConfigMap "+ns.Name+"/kube-root-ca.crt" && key != "ServiceAccount "+ns.Name+"/default" &&
+						o.GetLabels()[testbed.GrantedLabel] == "" {
 						t.Errorf("%s is on the cluster; no work carries it", key)
 					}
 				}

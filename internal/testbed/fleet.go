@@ -37,7 +37,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/umkim/terraform-provider-fleet/config/crd"
-	"github.com/umkim/terraform-provider-fleet/config/rbac"
 )
 
 // A fleet is the local hub plus workload clusters ("spokes"), each a kube-apiserver and etcd of
@@ -151,6 +150,10 @@ type Cluster struct {
 	// HubConfig is the work agent's hub client configuration (least privilege), for tests of
 	// what the agent may and may not do on the hub.
 	HubConfig *rest.Config
+	// AgentConfig is the client configuration to run `fleet-controller agent` with on the
+	// cluster: the admin's, impersonating fleet-system/fleet-controller-agent, which holds only
+	// the roles the chart gives the agent (GrantFleetAgent).
+	AgentConfig *rest.Config
 
 	env      *envtest.Environment
 	hub      *Hub
@@ -445,14 +448,11 @@ func (c *Cluster) startAPIServer(ctx context.Context, crds []*apiextensionsv1.Cu
 		metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fail(err)
 	}
-	// The default workspace role, which fleet-controller agent binds to the workspaces'
-	// ServiceAccounts that Helm acts as, as the chart (agent mode) creates it.
-	workspace, err := rbac.Workspace()
-	if err != nil {
+	// What the chart (agent mode) installs for fleet-controller agent: its ServiceAccount with
+	// the generated roles, and the default workspace role it binds to the workspaces'
+	// ServiceAccounts that Helm acts as.
+	if c.AgentConfig, err = GrantFleetAgent(ctx, c.Config); err != nil {
 		return fail(err)
-	}
-	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, workspace, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fail(fmt.Errorf("workspace ClusterRole: %w", err))
 	}
 	return nil
 }
