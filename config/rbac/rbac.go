@@ -1,7 +1,9 @@
 // Package rbac embeds the agent's roles: agent/role.yaml, which controller-gen generates from the
 // +kubebuilder:rbac markers in internal/agent (`make generate`), and workspace/role.yaml, the
 // default role of a workspace's ServiceAccount, written by hand. The chart ships copies of both;
-// the test bed installs them on workload clusters as the chart does.
+// the test bed installs them on workload clusters as the chart does. It also embeds
+// tenant/roles.yaml, the hub's tenant ClusterRoles (written by hand, shipped by the chart in hub
+// mode), which the tests grant a tenant.
 package rbac
 
 import (
@@ -16,7 +18,7 @@ import (
 
 // FS holds the role files.
 //
-//go:embed agent/role.yaml workspace/role.yaml
+//go:embed agent/role.yaml workspace/role.yaml tenant/roles.yaml
 var FS embed.FS
 
 var separator = regexp.MustCompile(`(?m)^---[ \t]*$`)
@@ -68,4 +70,25 @@ func Workspace() (*rbacv1.ClusterRole, error) {
 		return nil, fmt.Errorf("workspace/role.yaml: %w", err)
 	}
 	return &r, nil
+}
+
+// Tenant returns the tenant ClusterRoles, fleet-tenant (bound in a workspace) and
+// fleet-tenant-clusters (bound hub-wide), in the file's order.
+func Tenant() ([]rbacv1.ClusterRole, error) {
+	data, err := FS.ReadFile("tenant/roles.yaml")
+	if err != nil {
+		return nil, err
+	}
+	var roles []rbacv1.ClusterRole
+	for _, doc := range separator.Split(string(data), -1) {
+		var r rbacv1.ClusterRole
+		if err := yaml.UnmarshalStrict([]byte(doc), &r); err != nil {
+			return nil, fmt.Errorf("tenant/roles.yaml: %w", err)
+		}
+		if r.Kind != "ClusterRole" {
+			return nil, fmt.Errorf("tenant/roles.yaml: kind %q, want ClusterRole", r.Kind)
+		}
+		roles = append(roles, r)
+	}
+	return roles, nil
 }

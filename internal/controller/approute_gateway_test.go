@@ -19,6 +19,7 @@ import (
 	"github.com/umkim/terraform-provider-fleet/internal/controller"
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
+	"github.com/umkim/terraform-provider-fleet/internal/testkit"
 )
 
 // injectedPath is issue 19's path: pasted into main's rule, it makes the route's router match
@@ -43,21 +44,6 @@ func (v routeView) hubRoute(name, host, path string) *v1alpha1.FleetAppRoute {
 	r := v.route(name, "web", v1alpha1.RouteHub, host, nil)
 	r.Spec.Path = path
 	return r
-}
-
-// gatewayFragments are the Traefik fragments of the gateway namespace, by ConfigMap name, as
-// the documented Traefik setup loads them (only that namespace, only the labelled ConfigMaps).
-func gatewayFragments(t *testing.T, c client.Client) map[string]string {
-	t.Helper()
-	var cms corev1.ConfigMapList
-	if err := c.List(t.Context(), &cms, client.InNamespace(controller.DefaultGatewayNamespace), client.MatchingLabels{hub.GatewayLabel: hub.GatewayTraefik}); err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, cm := range cms.Items {
-		out[cm.Name+".yaml"] = cm.Data[controller.TraefikKey]
-	}
-	return out
 }
 
 // serverOf is the server URL of service name in fragments.
@@ -141,7 +127,7 @@ func TestGatewayTenancy(t *testing.T) {
 	}
 	t.Logf("routes settled in %v", time.Since(start))
 
-	fragments := gatewayFragments(t, c)
+	fragments := testkit.GatewayFragments(t, c)
 	names := slices.Sorted(maps.Keys(fragments))
 	want := []string{controller.GatewayName("gw-a", "api") + ".yaml", controller.GatewayName("gw-a", "shop") + ".yaml", controller.GatewayName("gw-b", "web") + ".yaml"}
 	if !slices.Equal(names, want) {

@@ -1,7 +1,6 @@
 package controller_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -13,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,55 +21,6 @@ import (
 	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
 	"github.com/umkim/terraform-provider-fleet/internal/testkit"
 )
-
-// loosenCRD replaces the schema of one property of the spec of a CRD of ours by a bare
-// {"type": "string"}, as a CRD written before a bound existed would have it, and returns the
-// function that restores the CRD. The apiserver takes a few moments to serve the new schema.
-func loosenCRD(t *testing.T, c client.Client, crd, property string) (restore func()) {
-	t.Helper()
-	ctx := context.Background() // restore runs in Cleanup too, after t.Context() is done
-	get := func() *unstructured.Unstructured {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
-		if err := c.Get(ctx, client.ObjectKey{Name: crd}, u); err != nil {
-			t.Fatal(err)
-		}
-		return u
-	}
-	orig := get()
-	origSpec, _, _ := unstructured.NestedMap(orig.Object, "spec")
-	loose := orig.DeepCopy()
-	versions, _, _ := unstructured.NestedSlice(loose.Object, "spec", "versions")
-	for i := range versions {
-		v := versions[i].(map[string]any)
-		if err := unstructured.SetNestedMap(v, map[string]any{"type": "string"},
-			"schema", "openAPIV3Schema", "properties", "spec", "properties", property); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := unstructured.SetNestedSlice(loose.Object, versions, "spec", "versions"); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Update(ctx, loose); err != nil {
-		t.Fatal(err)
-	}
-	restored := false
-	restore = func() {
-		if restored {
-			return
-		}
-		restored = true
-		cur := get()
-		if err := unstructured.SetNestedMap(cur.Object, origSpec, "spec"); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Update(ctx, cur); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(restore)
-	return restore
-}
 
 // TestRouteThatCannotDecodeStopsNothing writes a route whose replicationWait no duration can hold
 // ("3000000h" overflows time.Duration), as a hub whose CRD predates the bound stores it. Such a
@@ -97,7 +46,7 @@ func TestRouteThatCannotDecodeStopsNothing(t *testing.T) {
 	}
 
 	// Under a CRD without the bound, it is stored.
-	restore := loosenCRD(t, c, "ocistorageroutes."+v1alpha1.GroupVersion.Group, "replicationWait")
+	restore := testkit.LoosenCRD(t, c, "ocistorageroutes."+v1alpha1.GroupVersion.Group, "replicationWait")
 	// Written as unstructured: a typed client would decode the answer, which is what failed.
 	raw := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": v1alpha1.GroupVersion.String(), "kind": "OCIStorageRoute",

@@ -68,32 +68,6 @@ func absent(t *testing.T, c client.Client, cluster, name string) {
 	}
 }
 
-// settled fails unless, after two seconds, the objects' resourceVersions and the hub-write metric
-// stay as they are for window.
-func settled(t *testing.T, c client.Client, window time.Duration, objs ...client.Object) {
-	t.Helper()
-	rv := func() []string {
-		var out []string
-		for _, o := range objs {
-			o := o.DeepCopyObject().(client.Object)
-			if err := c.Get(t.Context(), client.ObjectKeyFromObject(o), o); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, fmt.Sprintf("%T %s/%s@%s", o, o.GetNamespace(), o.GetName(), o.GetResourceVersion()))
-		}
-		return out
-	}
-	time.Sleep(2 * time.Second) // what the last change set off
-	before, written := rv(), writes("", "")
-	time.Sleep(window)
-	if after := rv(); join(after) != join(before) {
-		t.Errorf("over %v:\n%s\nbecame\n%s", window, strings.Join(before, "\n"), strings.Join(after, "\n"))
-	}
-	if n := writes("", "") - written; n != 0 {
-		t.Errorf("%v hub writes over %v; want none", n, window)
-	}
-}
-
 // TestAppNamesAreInjective: app web of workspace team-a and app a-web of workspace team, whose
 // works were both app-team-a-web, get works of their own on one cluster and, once Deployed, write
 // nothing for 15 s. A work already holding an app's name (another app's, or nobody's and not in
@@ -176,7 +150,7 @@ func TestAppNamesAreInjective(t *testing.T) {
 	})
 	b.work("b-x", nil)
 
-	settled(t, c, 15*time.Second, wa, wb, appA, appB, takenByApp, takenByNobody, legacyOfAnother)
+	testkit.Settled(t, c, 15*time.Second, wa, wb, appA, appB, takenByApp, takenByNobody, legacyOfAnother)
 	untouched(t, c, takenByApp)
 	untouched(t, c, takenByNobody)
 	untouched(t, c, legacyOfAnother)
@@ -284,7 +258,7 @@ func TestStorageNamesAreInjective(t *testing.T) {
 		}
 		return nil
 	})
-	settled(t, c, 5*time.Second, taken, legacyOfAnother)
+	testkit.Settled(t, c, 5*time.Second, taken, legacyOfAnother)
 	untouched(t, c, taken)
 	untouched(t, c, legacyOfAnother)
 

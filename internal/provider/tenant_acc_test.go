@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -18,7 +17,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	workv1 "open-cluster-management.io/api/work/v1"
-	"sigs.k8s.io/yaml"
+
+	"github.com/umkim/terraform-provider-fleet/config/rbac"
 )
 
 // TestAccTenantRole: a tenant that holds only the shipped tenant roles (fleet-tenant bound in
@@ -104,17 +104,9 @@ func TestAccTenantRole(t *testing.T) {
 // tenantRoles reads the shipped tenant ClusterRoles.
 func tenantRoles(t *testing.T) []rbacv1.ClusterRole {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "config", "rbac", "tenant", "roles.yaml"))
+	roles, err := rbac.Tenant()
 	if err != nil {
 		t.Fatal(err)
-	}
-	var roles []rbacv1.ClusterRole
-	for _, doc := range strings.Split(string(raw), "\n---\n") {
-		var r rbacv1.ClusterRole
-		if err := yaml.UnmarshalStrict([]byte(doc), &r); err != nil {
-			t.Fatal(err)
-		}
-		roles = append(roles, r)
 	}
 	if len(roles) != 2 || roles[0].Name != "fleet-tenant" || roles[1].Name != "fleet-tenant-clusters" {
 		t.Fatalf("config/rbac/tenant/roles.yaml holds %d roles", len(roles))

@@ -1,6 +1,7 @@
 // Package testkit holds what the tests of several packages share: running a manager for the
 // length of a test, polling until a condition holds, reading the metrics registry, making a
-// registry Secret as fleet_oci_registry writes it, and (process.go) running the real binary as
+// registry Secret as fleet_oci_registry writes it, (hubstate.go) a settled hub, a CRD loosened as
+// an older one was, the hub gateway's fragments, and (process.go) running the real binary as
 // processes that elect a leader, reading their metrics and the Lease, and killing the leader.
 package testkit
 
