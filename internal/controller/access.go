@@ -31,11 +31,10 @@ func clusterAccess(ctx context.Context, c client.Reader, ws string, cluster meta
 	if err := c.List(ctx, &bindings, client.InNamespace(ws)); err != nil {
 		return inventory.ClusterAccess{}, fmt.Errorf("reading the ManagedClusterSetBindings of %s: %w", ws, err)
 	}
+	// Every set, also for a workspace bound to none: they name the sets to bind.
 	var sets clusterv1beta2.ManagedClusterSetList
-	if len(bindings.Items) > 0 {
-		if err := c.List(ctx, &sets, client.UnsafeDisableDeepCopy); err != nil {
-			return inventory.ClusterAccess{}, fmt.Errorf("reading the ManagedClusterSets: %w", err)
-		}
+	if err := c.List(ctx, &sets, client.UnsafeDisableDeepCopy); err != nil {
+		return inventory.ClusterAccess{}, fmt.Errorf("reading the ManagedClusterSets: %w", err)
 	}
 	return inventory.NewAccess(ws, inventory.BoundSets(bindings.Items), sets.Items).Of(cluster), nil
 }
