@@ -65,7 +65,7 @@ func startExtras(ctx context.Context, dir string, fleet *testbed.Fleet, registri
 		if err != nil {
 			return nil, errors.Join(err, x.stop())
 		}
-		cmd := exec.Command(agentBin, append([]string{"agent", "--kubeconfig", c.Kubeconfig,
+		cmd := exec.Command(agentBin, append([]string{"agent", "--kubeconfig", c.AgentKubeconfig,
 			"--cache-dir", filepath.Join(c.Dir, "oci-cache"), "--metrics-bind-address", "0", "--health-probe-bind-address", "0"}, agentArgs...)...)
 		cmd.Stdout, cmd.Stderr = out, out
 		// Should localfleet be killed, its agents go with it (Linux), as its registries do.

@@ -154,6 +154,9 @@ type Cluster struct {
 	// cluster: the admin's, impersonating fleet-system/fleet-controller-agent, which holds only
 	// the roles the chart gives the agent (GrantFleetAgent).
 	AgentConfig *rest.Config
+	// AgentKubeconfig is the path of a kubeconfig of AgentConfig's identity, for
+	// `fleet-controller agent --kubeconfig`.
+	AgentKubeconfig string
 
 	env      *envtest.Environment
 	hub      *Hub
@@ -219,7 +222,8 @@ func StartFleet(ctx context.Context, opts FleetOptions) (*Fleet, error) {
 		f.Clusters = append(f.Clusters, &Cluster{
 			Name: name, Dir: filepath.Join(dir, name),
 			Kubeconfig: filepath.Join(dir, name, "kubeconfig"), HubKubeconfig: filepath.Join(dir, name, "hub-kubeconfig"),
-			binDir: binDir, syncEach: syncEach, timeout: timeout, output: opts.Output, extra: opts.AgentArgs,
+			AgentKubeconfig: filepath.Join(dir, name, "agent-kubeconfig"),
+			binDir:          binDir, syncEach: syncEach, timeout: timeout, output: opts.Output, extra: opts.AgentArgs,
 			apiLog: &tail{max: logTail}, etcdLog: &tail{max: logTail},
 		})
 	}
@@ -453,6 +457,17 @@ func (c *Cluster) startAPIServer(ctx context.Context, crds []*apiextensionsv1.Cu
 	// ServiceAccounts that Helm acts as.
 	if c.AgentConfig, err = GrantFleetAgent(ctx, c.Config); err != nil {
 		return fail(err)
+	}
+	// The same identity as a kubeconfig, for an agent run as a process.
+	agentKubeconfig, err := clientcmd.Load(kubeconfig)
+	if err != nil {
+		return fail(fmt.Errorf("agent kubeconfig: %w", err))
+	}
+	for _, a := range agentKubeconfig.AuthInfos {
+		a.Impersonate = c.AgentConfig.Impersonate.UserName
+	}
+	if err := clientcmd.WriteToFile(*agentKubeconfig, c.AgentKubeconfig); err != nil {
+		return fail(fmt.Errorf("agent kubeconfig: %w", err))
 	}
 	return nil
 }

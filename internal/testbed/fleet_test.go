@@ -15,12 +15,15 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -219,6 +222,33 @@ func TestFleet(t *testing.T) {
 		for what, err := range forbidden {
 			if !apierrors.IsForbidden(err) {
 				t.Errorf("%s: got %v, want Forbidden", what, err)
+			}
+		}
+	})
+
+	t.Run("fleet-controller agent's credentials hold only the chart's roles", func(t *testing.T) {
+		fromFile, err := clientcmd.BuildConfigFromFlags("", one.AgentKubeconfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, cfg := range map[string]*rest.Config{"AgentConfig": one.AgentConfig, "AgentKubeconfig": fromFile} {
+			agent, err := client.New(cfg, client.Options{Scheme: testbed.Scheme()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := agent.List(ctx, &corev1.SecretList{}, client.InNamespace("fleet-system")); err != nil {
+				t.Errorf("%s: listing the Secrets of fleet-system: %v", name, err)
+			}
+			forbidden := map[string]error{
+				"list secrets of kube-system": agent.List(ctx, &corev1.SecretList{}, client.InNamespace("kube-system")),
+				"list secrets of all":         agent.List(ctx, &corev1.SecretList{}),
+				"create a ClusterRole":        agent.Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "agent-probe"}}),
+				"delete a namespace":          agent.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testbed.AgentNamespace}}),
+			}
+			for what, err := range forbidden {
+				if !apierrors.IsForbidden(err) {
+					t.Errorf("%s: %s: got %v, want Forbidden", name, what, err)
+				}
 			}
 		}
 	})
