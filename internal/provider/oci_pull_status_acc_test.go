@@ -67,7 +67,7 @@ func TestAccDataSourceOCIPullStatus_fleet(t *testing.T) {
 	t.Logf("registry and workload cluster %s up in %v", cluster, time.Since(begin).Round(time.Millisecond))
 
 	logs := runHubReconcilers(t, []string{ws, cluster}, "routing", "pull-status")
-	am, err := agent.NewManager(spoke.Config, agent.Options{
+	am, err := agent.NewManager(spoke.AgentConfig, agent.Options{ // as its ServiceAccount, with the chart's roles only
 		Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, CacheDir: t.TempDir(),
 		AttemptTimeout: 10 * time.Second, RetryFailed: 2 * time.Second, Backoff: puller.Backoff{Initial: 300 * time.Millisecond, Max: time.Second},
 	})
