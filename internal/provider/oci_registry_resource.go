@@ -320,6 +320,25 @@ func checkOCIRegistryPlan(ctx context.Context, c hubresource.PlanCheck[ociRegist
 		return diags
 	}
 	name := c.Plan.Name.ValueString()
+	if ca := c.Plan.CACerts; !ca.IsUnknown() {
+		// The routes that list this registry, with its planned bundle and the others' on the hub.
+		for _, r := range inv.Routes {
+			if !slices.Contains(r.Registries, name) {
+				continue
+			}
+			var parts []work.Part
+			for _, reg := range r.Registries {
+				size := inv.Registries[reg].CABytes
+				if reg == name {
+					size = len(ca.ValueString())
+				}
+				parts = append(parts, work.Part{What: strconv.Quote(reg), Size: size})
+			}
+			if msg, ok := chainCAWarning(r.Name, parts); ok {
+				diags.AddAttributeWarning(path.Root("ca_certs"), chainCASummary, msg)
+			}
+		}
+	}
 	wasSource := c.Prior != nil && !c.Replace && c.Prior.Role.ValueString() == roleSource
 	if c.Plan.Role.ValueString() != roleSource || wasSource {
 		return diags
