@@ -178,7 +178,7 @@ var newOCIRegistryResource = hubresource.New[ociRegistryModel](hubresource.Kind[
 		},
 		"ca_certs": schema.StringAttribute{
 			Optional:            true,
-			MarkdownDescription: "PEM bundle of the CA certificates that signed the registry's certificate. Routes deliver it to their clusters in one ManifestWork per cluster, which stays under 450 KiB: the plan warns from 256 KiB on.",
+			MarkdownDescription: "PEM bundle of the CA certificates that signed the registry's certificate. Routes deliver it to their clusters in one ManifestWork per cluster, which stays under 450 KiB: the plan warns from 256 KiB on, and when the bundles of a route's registries together reach 256 KiB (naming the route).",
 			Validators:          []validator.String{pemValidator{}},
 		},
 	},
