@@ -365,12 +365,7 @@ func lastRelease(cfg *action.Configuration, name string) (*release.Release, erro
 
 // ownedBy tells whether the release's owner labels name rel's workspace and app.
 func ownedBy(last *release.Release, rel *v1alpha1.FleetRelease) bool {
-	for k, v := range v1alpha1.ReleaseOwner(rel.Spec.Workspace, rel.Spec.App) {
-		if last.Labels[k] != v {
-			return false
-		}
-	}
-	return true
+	return v1alpha1.ReleaseOwnedBy(last.Labels, rel.Spec.Workspace, rel.Spec.App)
 }
 
 // ownedElsewhere says whose the release is and what to do.
