@@ -205,7 +205,7 @@ func agentFeedback(t *testing.T, w *workv1.ManifestWork, draft map[string]any) *
 			}
 			v = list
 		}
-		fv := workv1.FieldValue{}
+		var fv workv1.FieldValue
 		switch x := v.(type) {
 		case string:
 			fv = workv1.FieldValue{Type: workv1.String, String: &x}
