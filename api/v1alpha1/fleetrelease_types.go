@@ -1,6 +1,9 @@
 package v1alpha1
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -11,18 +14,41 @@ const UninstallFinalizer = "fleet.umkim.io/helm-uninstall"
 
 // Labels `fleet-controller agent` sets on the Helm releases it installs (Helm keeps them on the
 // release's Secrets): the release's owner. The agent upgrades and uninstalls only a release whose
-// labels name the FleetRelease's workspace and app, unless the FleetRelease says adopt.
+// labels name the FleetRelease's workspace and app (ReleaseOwnedBy), unless the FleetRelease says
+// adopt. Every value is a valid label value whatever the app's name.
 const (
 	// ReleaseWorkspaceLabel is the workspace (hub namespace) whose app installed the release.
 	ReleaseWorkspaceLabel = "fleet.umkim.io/workspace"
-	// ReleaseAppLabel is the name of the FleetApp that installed the release, cut with a hash
-	// suffix to the 63 characters of a label value when longer (ReleaseOwner).
+	// ReleaseAppLabel is the name of the FleetApp that installed the release, for people: cut
+	// with a hash suffix to the 63 characters of a label value when longer (BoundedName), so two
+	// names may share it (a long name and one spelled like its cut form).
 	ReleaseAppLabel = "fleet.umkim.io/app"
+	// ReleaseAppHashLabel identifies the app exactly: a hash of its whole name (AppHash).
+	ReleaseAppHashLabel = "fleet.umkim.io/app-hash"
 )
 
 // ReleaseOwner is the owner labels of a Helm release installed for the app of workspace.
 func ReleaseOwner(workspace, app string) map[string]string {
-	return map[string]string{ReleaseWorkspaceLabel: workspace, ReleaseAppLabel: BoundedName(app, MaxLabel)}
+	return map[string]string{ReleaseWorkspaceLabel: workspace, ReleaseAppLabel: BoundedName(app, MaxLabel), ReleaseAppHashLabel: AppHash(app)}
+}
+
+// AppHash is the ReleaseAppHashLabel value of app: 32 hex digits of the SHA-256 of its name.
+func AppHash(app string) string {
+	sum := sha256.Sum256([]byte(app))
+	return hex.EncodeToString(sum[:16])
+}
+
+// ReleaseOwnedBy tells whether a release's labels name the app of workspace as its owner: the
+// workspace and the app's hash; or, on a release labelled before the hash label existed (none),
+// the workspace and the app label, which was then the same.
+func ReleaseOwnedBy(labels map[string]string, workspace, app string) bool {
+	if labels[ReleaseWorkspaceLabel] != workspace {
+		return false
+	}
+	if h, ok := labels[ReleaseAppHashLabel]; ok {
+		return h == AppHash(app)
+	}
+	return labels[ReleaseAppLabel] == BoundedName(app, MaxLabel)
 }
 
 // FleetReleaseSpec asks `fleet-controller agent` on a workload cluster to install the chart an

@@ -70,7 +70,8 @@ const (
 
 // FleetReleaseReconciler installs the chart an OCIPull brought into the layout at CacheDir as the
 // Helm release each FleetRelease describes, upgrades it when the spec, the chart or the values
-// change, and uninstalls it when the FleetRelease goes (finalizer v1alpha1.UninstallFinalizer).
+// change, and uninstalls it when the FleetRelease goes (finalizer v1alpha1.UninstallFinalizer),
+// then deletes the workspace's ServiceAccount and RoleBinding that no other release needs.
 // Helm keeps the release's history in Secrets of the release's namespace, as the helm CLI does,
 // and acts as the workspace's ServiceAccount (WorkspaceServiceAccount), bound to WorkspaceRole
 // in the release namespace.
@@ -122,6 +123,13 @@ func (r *FleetReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request
 			return ctrl.Result{}, nil
 		}
 		if err := r.uninstall(ctx, &rel, log); err != nil {
+			return ctrl.Result{}, err
+		}
+		var releases v1alpha1.FleetReleaseList
+		if err := r.List(ctx, &releases, client.InNamespace(rel.Namespace)); err != nil {
+			return ctrl.Result{}, err
+		}
+		if err := r.access().collect(ctx, &rel, releases.Items); err != nil {
 			return ctrl.Result{}, err
 		}
 		r.remember(req.NamespacedName, "")
@@ -357,12 +365,7 @@ func lastRelease(cfg *action.Configuration, name string) (*release.Release, erro
 
 // ownedBy tells whether the release's owner labels name rel's workspace and app.
 func ownedBy(last *release.Release, rel *v1alpha1.FleetRelease) bool {
-	for k, v := range v1alpha1.ReleaseOwner(rel.Spec.Workspace, rel.Spec.App) {
-		if last.Labels[k] != v {
-			return false
-		}
-	}
-	return true
+	return v1alpha1.ReleaseOwnedBy(last.Labels, rel.Spec.Workspace, rel.Spec.App)
 }
 
 // ownedElsewhere says whose the release is and what to do.

@@ -15,6 +15,7 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
@@ -101,6 +102,15 @@ func TestOwnedBy(t *testing.T) {
 		{"only the workspace label", map[string]string{v1alpha1.ReleaseWorkspaceLabel: "ws"}, rel("ws", "web"), false},
 		{"a long app name", v1alpha1.ReleaseOwner("ws", long), rel("ws", long), true},
 		{"a long app name, another one", v1alpha1.ReleaseOwner("ws", long+"b"), rel("ws", long), false},
+		// An app named like a long name's cut form shares its app label, not its hash.
+		{"a name spelled like a long one's label", v1alpha1.ReleaseOwner("ws", long), rel("ws", v1alpha1.BoundedName(long, v1alpha1.MaxLabel)), false},
+		{"the long one, by the other's labels", v1alpha1.ReleaseOwner("ws", v1alpha1.BoundedName(long, v1alpha1.MaxLabel)), rel("ws", long), false},
+		// Migration: a release labelled before the hash label counts as owned by its app label.
+		{"labelled before the hash label", map[string]string{v1alpha1.ReleaseWorkspaceLabel: "ws", v1alpha1.ReleaseAppLabel: "web"}, rel("ws", "web"), true},
+		{"labelled before the hash label, another app", map[string]string{v1alpha1.ReleaseWorkspaceLabel: "ws", v1alpha1.ReleaseAppLabel: "api"}, rel("ws", "web"), false},
+		{"labelled before the hash label, another workspace", map[string]string{v1alpha1.ReleaseWorkspaceLabel: "other", v1alpha1.ReleaseAppLabel: "web"}, rel("ws", "web"), false},
+		{"a hash label of another app beside this app's label", map[string]string{v1alpha1.ReleaseWorkspaceLabel: "ws", v1alpha1.ReleaseAppLabel: "web",
+			v1alpha1.ReleaseAppHashLabel: v1alpha1.AppHash("api")}, rel("ws", "web"), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := ownedBy(&release.Release{Labels: tc.labels}, tc.rel); got != tc.want {
@@ -108,7 +118,11 @@ func TestOwnedBy(t *testing.T) {
 			}
 		})
 	}
-	if l := v1alpha1.ReleaseOwner("ws", long)[v1alpha1.ReleaseAppLabel]; len(l) > v1alpha1.MaxLabel {
-		t.Errorf("app label %q: %d characters, more than a label value's %d", l, len(l), v1alpha1.MaxLabel)
+	for _, app := range []string{"web", long, strings.Repeat("b", 253)} {
+		for k, v := range v1alpha1.ReleaseOwner("ws", app) {
+			if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
+				t.Errorf("label %s=%q of app %.20s…: %v", k, v, app, errs)
+			}
+		}
 	}
 }

@@ -28,8 +28,13 @@ import (
 // the workspace's name: the agent sets it on the namespaces it creates, an administrator may set
 // it on others. The agent binds a workspace nowhere else, so that no workspace gets rights in
 // kube-system or in another workspace's namespace by naming it.
+//
+// When a FleetRelease goes, the agent deletes what no other release needs (collect): the
+// RoleBinding in its namespace once the workspace has no other release there, the ServiceAccount
+// once the workspace has no other release on the cluster. It deletes only objects of its own
+// names that carry the workspace label it sets; a RoleBinding or ServiceAccount made by hand stays.
 
-// +kubebuilder:rbac:groups="",namespace=fleet-system,resources=serviceaccounts,verbs=get;create;impersonate
+// +kubebuilder:rbac:groups="",namespace=fleet-system,resources=serviceaccounts,verbs=get;create;delete;impersonate
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;create
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=get;create;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=fleet-workspace
@@ -156,4 +161,46 @@ func (a *workspaceAccess) workspaceNamespace(ctx context.Context, workspace, nam
 		return false, nil
 	}
 	return err == nil && ns.Labels[v1alpha1.ReleaseWorkspaceLabel] == workspace, err
+}
+
+// collect deletes what ensure made for gone's workspace that none of releases (the FleetReleases
+// of the agent's namespace) needs: the RoleBinding in gone's namespace when no other release of
+// the workspace goes there, and the ServiceAccount when the workspace has no other release. A
+// release being deleted needs nothing: its own uninstall ensures what it uses, then collects.
+func (a *workspaceAccess) collect(ctx context.Context, gone *v1alpha1.FleetRelease, releases []v1alpha1.FleetRelease) error {
+	workspace, namespace := gone.Spec.Workspace, gone.Spec.Namespace
+	inWorkspace, inNamespace := false, false
+	for i := range releases {
+		r := &releases[i]
+		if r.UID == gone.UID || !r.DeletionTimestamp.IsZero() || r.Spec.Workspace != workspace {
+			continue
+		}
+		inWorkspace = true
+		inNamespace = inNamespace || r.Spec.Namespace == namespace
+	}
+	name := WorkspaceServiceAccount(workspace)
+	if !inNamespace {
+		if err := a.deleteOwn(ctx, &rbacv1.RoleBinding{}, client.ObjectKey{Namespace: namespace, Name: name}, workspace); err != nil {
+			return fmt.Errorf("the RoleBinding %s/%s of workspace %s: %w", namespace, name, workspace, err)
+		}
+	}
+	if !inWorkspace {
+		if err := a.deleteOwn(ctx, &corev1.ServiceAccount{}, client.ObjectKey{Namespace: a.Namespace, Name: name}, workspace); err != nil {
+			return fmt.Errorf("the ServiceAccount %s/%s of workspace %s: %w", a.Namespace, name, workspace, err)
+		}
+	}
+	return nil
+}
+
+// deleteOwn deletes the object at key if it carries workspace's label, as ensure made it, and is
+// still the object read (preconditions); one that is gone or not the agent's is left alone.
+func (a *workspaceAccess) deleteOwn(ctx context.Context, obj client.Object, key client.ObjectKey, workspace string) error {
+	if err := a.Reader.Get(ctx, key, obj); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if obj.GetLabels()[v1alpha1.ReleaseWorkspaceLabel] != workspace {
+		return nil
+	}
+	uid, version := obj.GetUID(), obj.GetResourceVersion()
+	return client.IgnoreNotFound(a.Client.Delete(ctx, obj, client.Preconditions{UID: &uid, ResourceVersion: &version}))
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -195,7 +196,7 @@ func storageStatus(d *storagev1alpha2.StorageSiteDeployment, rep storagework.Rep
 	st.Draft = nil
 	if dr.Exists {
 		st.Draft = &storagev1alpha2.DraftStatus{Name: d.Spec.DraftName, Phase: storagev1alpha2.DraftPhase(dr.Phase), Message: dr.Message,
-			Approved: dr.Approved, Cluster: dr.Cluster, NodeSets: dr.NodeSets, NodeRefs: dr.NodeRefs}
+			Approved: dr.Approved, Cluster: dr.Cluster, NodeSets: dr.NodeSets, NodeRefs: dr.NodeRefs, Omitted: dr.Omitted}
 	}
 	draftFailed := dr.Phase == string(storagev1alpha2.DraftPhaseFailed)
 	runFailed := rep.Run.Phase == "Failed"
@@ -204,7 +205,11 @@ func storageStatus(d *storagev1alpha2.StorageSiteDeployment, rep storagework.Rep
 	case draftFailed || runFailed:
 		set(storagev1alpha2.DiscoveredCondition, false, storagev1alpha2.ReasonDraftFailed, cmp.Or(dr.Message, rep.Run.Message, "the site's discovery failed"))
 	case hasNodes:
-		set(storagev1alpha2.DiscoveredCondition, true, storagev1alpha2.ReasonDraftHasNodes, fmt.Sprintf("draft %s names %d nodes", d.Spec.DraftName, len(dr.NodeRefs)))
+		msg := fmt.Sprintf("draft %s names %d nodes", d.Spec.DraftName, len(dr.NodeRefs))
+		if len(dr.Omitted) > 0 {
+			msg += fmt.Sprintf("; not shown on the hub, too large for OCM's status feedback (see status.draft.omitted): %s", strings.Join(dr.Omitted, ", "))
+		}
+		set(storagev1alpha2.DiscoveredCondition, true, storagev1alpha2.ReasonDraftHasNodes, msg)
 	case dr.Exists:
 		set(storagev1alpha2.DiscoveredCondition, false, storagev1alpha2.ReasonDraftHasNoNodes, fmt.Sprintf("draft %s names no nodes%s", d.Spec.DraftName, suffix(dr.Message)))
 	default:

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -30,6 +31,9 @@ func TestStorageStatus(t *testing.T) {
 			[4]string{"True WorkApplied", "False WaitingForSite", "False NotApproved", "False WaitingForSite"}, "discovery run runs on the site (Probing)"},
 		{"draft names nodes", false, storagework.Report{Delivered: true, Draft: drafted}, storagev1alpha2.PhaseDrafted,
 			[4]string{"True WorkApplied", "True DraftHasNodes", "False NotApproved", "False WaitingForSite"}, "names 2 nodes"},
+		{"draft with omitted parts", false, storagework.Report{Delivered: true, Draft: storagework.Draft{Exists: true, Phase: "Draft", NodeRefs: []string{"w1"},
+			Omitted: []string{"nodeSets[0].groups[1].workers"}}}, storagev1alpha2.PhaseDrafted,
+			[4]string{"True WorkApplied", "True DraftHasNodes", "False NotApproved", "False WaitingForSite"}, "names 1 nodes"},
 		{"approved, not on the draft yet", true, storagework.Report{Delivered: true, Draft: drafted}, storagev1alpha2.PhaseDeploying,
 			[4]string{"True WorkApplied", "True DraftHasNodes", "False ApprovalDelivered", "False Deploying"}, "approved and expanding"},
 		{"expanding", true, storagework.Report{Delivered: true, Draft: approvedDraft}, storagev1alpha2.PhaseDeploying,
@@ -59,8 +63,12 @@ func TestStorageStatus(t *testing.T) {
 			if (st.Draft != nil) != tc.rep.Draft.Exists || (st.StorageCluster != nil) != (tc.rep.Storage.Name != "") {
 				t.Errorf("draft %+v storage %+v", st.Draft, st.StorageCluster)
 			}
-			if st.Draft != nil && len(st.Draft.NodeRefs) != len(tc.rep.Draft.NodeRefs) {
-				t.Errorf("draft nodes %v", st.Draft.NodeRefs)
+			if st.Draft != nil && (len(st.Draft.NodeRefs) != len(tc.rep.Draft.NodeRefs) || !slices.Equal(st.Draft.Omitted, tc.rep.Draft.Omitted)) {
+				t.Errorf("draft nodes %v omitted %v", st.Draft.NodeRefs, st.Draft.Omitted)
+			}
+			if c := meta.FindStatusCondition(st.Conditions, storagev1alpha2.DiscoveredCondition); len(tc.rep.Draft.Omitted) > 0 &&
+				!strings.Contains(c.Message, "status.draft.omitted): "+tc.rep.Draft.Omitted[0]) {
+				t.Errorf("Discovered message %q does not name the omitted %v", c.Message, tc.rep.Draft.Omitted)
 			}
 			if tc.phase == storagev1alpha2.PhaseOnline && (st.StorageCluster.UUID != "u-1" || st.StorageCluster.Pool != "p" || len(st.StorageCluster.Nodes) != 1) {
 				t.Errorf("storage cluster %+v", st.StorageCluster)

@@ -103,7 +103,9 @@ func TestStorageSiteDeployment(t *testing.T) {
 			if err := phase(storagev1alpha2.PhaseDrafted)(d); err != nil {
 				return err
 			}
-			if dr := d.Status.Draft; dr == nil || !slices.Equal(dr.NodeRefs, []string{"w1", "w2"}) || dr.Cluster == nil || dr.Cluster.VCPUCount == nil || *dr.Cluster.VCPUCount != 4 {
+			// The sizing is applied once the draft names nodes, and its template comes back.
+			if dr := d.Status.Draft; dr == nil || !slices.Equal(dr.NodeRefs, []string{"w1", "w2"}) || dr.Cluster == nil || dr.Cluster.VCPUCount == nil || *dr.Cluster.VCPUCount != 4 ||
+				dr.Cluster.MinHugePagesSize != "8G" {
 				return fmt.Errorf("draft %+v", d.Status.Draft)
 			}
 			return nil

@@ -43,6 +43,7 @@ type Registry struct {
 	Reference string
 	Role      string
 	Managed   bool // a Terraform configuration manages it (hub.ManagedByTerraform)
+	CABytes   int  // the size of its CA bundle, which every chain that lists it carries
 }
 
 // Workspace is the routing inventory of one workspace.
@@ -164,7 +165,8 @@ func Assemble(workspace string, lists Lists, fieldManager string) *Workspace {
 			ws.Invalid = append(ws.Invalid, Invalid{"Secret", s.GetName(), err})
 			continue
 		}
-		ws.Registries[s.GetName()] = Registry{Name: s.GetName(), Reference: reg.Reference, Role: reg.Role, Managed: hub.ManagedByTerraform(s, fieldManager)}
+		ws.Registries[s.GetName()] = Registry{Name: s.GetName(), Reference: reg.Reference, Role: reg.Role, Managed: hub.ManagedByTerraform(s, fieldManager),
+			CABytes: len(reg.CACerts)}
 	}
 	ws.assembleClusters(lists)
 	return ws

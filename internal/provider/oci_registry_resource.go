@@ -178,7 +178,7 @@ var newOCIRegistryResource = hubresource.New[ociRegistryModel](hubresource.Kind[
 		},
 		"ca_certs": schema.StringAttribute{
 			Optional:            true,
-			MarkdownDescription: "PEM bundle of the CA certificates that signed the registry's certificate. Routes deliver it to their clusters in one ManifestWork per cluster, which stays under 450 KiB: the plan warns from 256 KiB on.",
+			MarkdownDescription: "PEM bundle of the CA certificates that signed the registry's certificate. Routes deliver it to their clusters in one ManifestWork per cluster, which stays under 450 KiB: the plan warns from 256 KiB on, and when the bundles of a route's registries together reach 256 KiB (naming the route).",
 			Validators:          []validator.String{pemValidator{}},
 		},
 	},
@@ -320,6 +320,25 @@ func checkOCIRegistryPlan(ctx context.Context, c hubresource.PlanCheck[ociRegist
 		return diags
 	}
 	name := c.Plan.Name.ValueString()
+	if ca := c.Plan.CACerts; !ca.IsUnknown() {
+		// The routes that list this registry, with its planned bundle and the others' on the hub.
+		for _, r := range inv.Routes {
+			if !slices.Contains(r.Registries, name) {
+				continue
+			}
+			var parts []work.Part
+			for _, reg := range r.Registries {
+				size := inv.Registries[reg].CABytes
+				if reg == name {
+					size = len(ca.ValueString())
+				}
+				parts = append(parts, work.Part{What: strconv.Quote(reg), Size: size})
+			}
+			if msg, ok := chainCAWarning(r.Name, parts); ok {
+				diags.AddAttributeWarning(path.Root("ca_certs"), chainCASummary, msg)
+			}
+		}
+	}
 	wasSource := c.Prior != nil && !c.Replace && c.Prior.Role.ValueString() == roleSource
 	if c.Plan.Role.ValueString() != roleSource || wasSource {
 		return diags

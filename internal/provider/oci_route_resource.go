@@ -26,6 +26,7 @@ import (
 	"github.com/umkim/terraform-provider-fleet/internal/hubresource"
 	"github.com/umkim/terraform-provider-fleet/internal/inventory"
 	"github.com/umkim/terraform-provider-fleet/internal/routing"
+	"github.com/umkim/terraform-provider-fleet/internal/work"
 )
 
 type ociRouteModel struct {
@@ -465,6 +466,7 @@ func checkOCIRoutePlan(ctx context.Context, c hubresource.PlanCheck[ociRouteMode
 	}
 	if !vague["registries"] {
 		checkRegistries(route, inv, c.Workspace, &diags)
+		checkChainCAs(route, inv, &diags)
 	}
 	if !vague["cluster_names"] && !vague["cluster_groups"] {
 		checkClusterNames(route, inv, c.Workspace, &diags)
@@ -518,6 +520,37 @@ func checkRegistries(route routing.Route, inv *inventory.Workspace, ws string, d
 				"reference it as fleet_oci_registry.<label>.name so that Terraform creates it before the route; until it exists, the route's clusters cannot use it. "+
 				"Otherwise correct the name.", route.Name, reg, ws))
 	}
+}
+
+// checkChainCAs warns when the CA bundles of the route's registries on the hub add up near the
+// work budget. A registry this plan creates or changes counts on the hub's value here, and by its
+// planned value in its own check (checkOCIRegistryPlan), which warns of its routes.
+func checkChainCAs(route routing.Route, inv *inventory.Workspace, diags *diag.Diagnostics) {
+	var parts []work.Part
+	for _, reg := range route.Registries {
+		parts = append(parts, work.Part{What: strconv.Quote(reg), Size: inv.Registries[reg].CABytes})
+	}
+	if msg, ok := chainCAWarning(route.Name, parts); ok {
+		diags.AddAttributeWarning(path.Root("registries"), chainCASummary, msg)
+	}
+}
+
+const chainCASummary = "Chain's CA bundles near the work budget"
+
+// chainCAWarning is the warning for route's chain whose registries' CA bundles (parts, named by
+// the registry) add up near the work budget (work.NearBudget), naming each with its size.
+func chainCAWarning(route string, parts []work.Part) (string, bool) {
+	parts, total, near := work.NearBudget(parts)
+	if !near {
+		return "", false
+	}
+	sizes := make([]string, len(parts))
+	for i, p := range parts {
+		sizes[i] = fmt.Sprintf("%s (%s)", p.What, work.KiB(p.Size))
+	}
+	return fmt.Sprintf("Route %q's chain carries the CA bundles of registries %s, %s together, to each of its clusters in one ManifestWork, which the "+
+		"controller does not write over %s (OCM refuses works over %s; the route then reports WorkTooLarge). Keep only the CAs that sign each "+
+		"registry's certificate, or split the registries across routes.", route, strings.Join(sizes, ", "), work.KiB(total), work.KiB(work.Budget), work.KiB(work.Limit)), true
 }
 
 // checkClusterNames warns about cluster names and groups that the workspace cannot route.

@@ -102,6 +102,7 @@ type (
 		Cluster  *ssdSizing   `tfsdk:"cluster"`
 		NodeSets []ssdNodeSet `tfsdk:"node_sets"`
 		NodeRefs []string     `tfsdk:"node_refs"`
+		Omitted  []string     `tfsdk:"omitted"`
 	}
 	ssdNode struct {
 		Name     string  `tfsdk:"name"`
@@ -124,7 +125,8 @@ var (
 	ssdGroupTypes    = map[string]attr.Type{"name": types.StringType, "workers": types.ListType{ElemType: types.StringType}, "devices": types.ObjectType{AttrTypes: map[string]attr.Type{"nvme": types.ListType{ElemType: types.StringType}}}}
 	ssdNodeSetTypes  = map[string]attr.Type{"name": types.StringType, "groups": types.ListType{ElemType: types.ObjectType{AttrTypes: ssdGroupTypes}}}
 	ssdDraftTypes    = map[string]attr.Type{"name": types.StringType, "phase": types.StringType, "message": types.StringType, "approved": types.BoolType,
-		"cluster": types.ObjectType{AttrTypes: ssdSizingTypes}, "node_sets": types.ListType{ElemType: types.ObjectType{AttrTypes: ssdNodeSetTypes}}, "node_refs": types.SetType{ElemType: types.StringType}}
+		"cluster": types.ObjectType{AttrTypes: ssdSizingTypes}, "node_sets": types.ListType{ElemType: types.ObjectType{AttrTypes: ssdNodeSetTypes}}, "node_refs": types.SetType{ElemType: types.StringType},
+		"omitted": types.ListType{ElemType: types.StringType}}
 	ssdNodeTypes           = map[string]attr.Type{"name": types.StringType, "phase": types.StringType, "hostname": types.StringType}
 	ssdStorageClusterTypes = map[string]attr.Type{"name": types.StringType, "uuid": types.StringType, "phase": types.StringType, "pool": types.StringType, "nodes": types.ListType{ElemType: types.ObjectType{AttrTypes: ssdNodeTypes}}}
 )
@@ -226,6 +228,9 @@ func ssdResourceAttributes() map[string]schema.Attribute {
 						}}},
 				}}},
 			"node_refs": schema.SetAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "Names of the site's nodes the draft takes."},
+			"omitted": schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "Parts of the site's draft that did not come back to " +
+				"the hub, such as `nodeSets[0].groups[1].workers`: over the 1,024 bytes OCM's work agent reports for a list, or past the hub's bounds (8 node sets " +
+				"of 16 groups). The site's draft has them: review them there before approving. Null when the draft arrived whole."},
 		}},
 		"storage_cluster": schema.SingleNestedAttribute{Computed: true, MarkdownDescription: ssdDocStorageCluster,
 			PlanModifiers: []planmodifier.Object{keepStorageClusterID{}},
@@ -482,7 +487,8 @@ func flattenStorageSiteDeployment(ctx context.Context, obj *unstructured.Unstruc
 	f.Message = stringOrNull(st.Message)
 	f.Draft = types.ObjectNull(ssdDraftTypes)
 	if d := st.Draft; d != nil {
-		v := ssdDraft{Name: optString(d.Name), Phase: optString(string(d.Phase)), Message: optString(d.Message), Approved: d.Approved, NodeRefs: d.NodeRefs}
+		v := ssdDraft{Name: optString(d.Name), Phase: optString(string(d.Phase)), Message: optString(d.Message), Approved: d.Approved, NodeRefs: d.NodeRefs,
+			Omitted: d.Omitted}
 		if d.Cluster != nil {
 			v.Cluster = sizingValue(d.Cluster)
 		}

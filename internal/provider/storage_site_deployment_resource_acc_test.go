@@ -153,6 +153,7 @@ func ssdValue(path ...any) tfjsonpath.Path {
 var onlineStatus = map[string]any{
 	"phase": "Online", "message": "The storage cluster is online.", "workName": "sbsd.storage.site-a",
 	"draft": map[string]any{"name": "site-draft", "phase": "Expanded", "approved": true, "nodeRefs": []any{"w1", "w2"},
+		"omitted":  []any{"nodeSets[1].groups[0].workers"},
 		"cluster":  map[string]any{"name": "a", "vcpuCount": 4, "minHugePagesSize": "8G"},
 		"nodeSets": []any{map[string]any{"name": "set-0", "groups": []any{map[string]any{"name": "g0", "workers": []any{"w1", "w2"}, "devices": map[string]any{"nvme": []any{"0000:00:04.0"}}}}}}},
 	"storageCluster": map[string]any{"name": "a", "uuid": "3f2b7c1e-uuid", "phase": "Online", "pool": "pool-a",
@@ -225,6 +226,7 @@ func TestAccStorageSiteDeployment_lifecycle(t *testing.T) {
 					statecheck.ExpectKnownValue(ssdAddr, ssdValue("draft", "node_sets", 0, "groups", 0, "devices", "nvme", 0), knownvalue.StringExact("0000:00:04.0")),
 					statecheck.ExpectKnownValue(ssdAddr, ssdValue("draft", "cluster", "vcpu_count"), knownvalue.Int64Exact(4)),
 					statecheck.ExpectKnownValue(ssdAddr, ssdValue("draft", "node_refs"), knownvalue.SetExact([]knownvalue.Check{knownvalue.StringExact("w1"), knownvalue.StringExact("w2")})),
+					statecheck.ExpectKnownValue(ssdAddr, ssdValue("draft", "omitted"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("nodeSets[1].groups[0].workers")})),
 				},
 			},
 			{

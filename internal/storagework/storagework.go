@@ -11,12 +11,21 @@
 //   - the StorageCluster the approved draft expands into, read-only, once the draft names it.
 //
 // Every manifest has JSONPaths feedback rules. OCM drops a list or object value over 1,024 bytes
-// (and needs the work agent's RawFeedbackJsonString gate for any), so the lists that grow with
-// the site are read one item per rule, up to MaxNodes: each node reference a scalar, each node of
-// the storage cluster a small object (name, phase, hostname). An index past a list's end is a
-// feedback error of that rule only (the agent's StatusFeedbackSynced condition, which the hub
-// does not read); the others come back. The node sets and the cluster template remain whole
-// objects.
+// (and needs the work agent's RawFeedbackJsonString gate for any), so nothing that grows with the
+// site is read whole:
+//   - the node references and the storage cluster's nodes one item per rule, up to MaxNodes: each
+//     node reference a scalar, each node of the storage cluster a small object (name, phase,
+//     hostname);
+//   - the draft's cluster template one scalar per field;
+//   - the node sets by name (one rule per set, up to MaxNodeSets) and their groups' names (one list
+//     per set, up to MaxGroups); then, once those came back, for each group its devices and its
+//     workers in strides: rule k of S reads workers k, k+S, k+2S, ..., with S chosen from the node
+//     references so that a stride of the longest names fits 1,024 bytes (stridesFor).
+//
+// An index past a list's end is a feedback error of that rule only (the agent's
+// StatusFeedbackSynced condition, which the hub reads only for the values it dropped); the others
+// come back. A value the agent still drops as too large is named in Draft.Omitted, never lost
+// silently.
 package storagework
 
 import (
@@ -24,10 +33,16 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	storagev1alpha2 "github.com/umkim/terraform-provider-fleet/api/storage/v1alpha2"
@@ -136,7 +151,7 @@ func New(r Request, last Report) (*workv1.ManifestWork, error) {
 		strategy = &workv1.UpdateStrategy{Type: workv1.UpdateStrategyTypeServerSideApply,
 			ServerSideApply: &workv1.ServerSideApplyConfig{FieldManager: FieldOwner, Force: true}}
 	}
-	if err := add("ClusterDeploymentConfig", "clusterdeploymentconfigs", r.DraftName, draft, strategy, draftPaths...); err != nil {
+	if err := add("ClusterDeploymentConfig", "clusterdeploymentconfigs", r.DraftName, draft, strategy, draftPaths(last.Draft)...); err != nil {
 		return nil, err
 	}
 	if name := last.Draft.ClusterRef; name != "" {
@@ -153,14 +168,22 @@ var (
 		{Name: "message", Path: ".status.message"},
 		{Name: "configRef", Path: ".status.configRef"},
 	}
-	draftPaths = append([]workv1.JsonPath{
+	draftFixedPaths = append(append([]workv1.JsonPath{
 		{Name: "phase", Path: ".status.phase"},
 		{Name: "message", Path: ".status.message"},
 		{Name: "approved", Path: ".spec.approved"},
 		{Name: "clusterRef", Path: ".status.clusterRef"},
-		{Name: "nodeSets", Path: ".spec.nodeSets"},
-		{Name: "cluster", Path: ".spec.cluster"},
-	}, indexed("nodeRefs", ".status.nodeRefs")...)
+		{Name: "cluster.name", Path: ".spec.cluster.name"},
+		{Name: "cluster.vcpuCount", Path: ".spec.cluster.vcpuCount"},
+		{Name: "cluster.maxSubsystemCount", Path: ".spec.cluster.maxSubsystemCount"},
+		{Name: "cluster.minHugePagesSize", Path: ".spec.cluster.minHugePagesSize"},
+		{Name: "cluster.enableDriveFormat", Path: ".spec.cluster.enableDriveFormat"},
+		{Name: "cluster.enableJournalDevice", Path: ".spec.cluster.enableJournalDevice"},
+		{Name: "cluster.stripe.dataChunks", Path: ".spec.cluster.stripe.dataChunks"},
+		{Name: "cluster.stripe.parityChunks", Path: ".spec.cluster.stripe.parityChunks"},
+		// A set past MaxNodeSets: its name coming back says the draft has more than the hub reads.
+		{Name: "nodeSets.more", Path: fmt.Sprintf(".spec.nodeSets[%d].name", MaxNodeSets)},
+	}, indexed("nodeRefs", ".status.nodeRefs")...), setPaths()...)
 	storagePaths = append([]workv1.JsonPath{
 		{Name: "phase", Path: ".status.phase"},
 		{Name: "uuid", Path: ".status.uuid"},
@@ -171,6 +194,69 @@ var (
 // MaxNodes is how many node references and storage nodes the hub reads back from a site: the
 // operator's discovery takes at most 128 workers.
 const MaxNodes = 128
+
+// MaxNodeSets and MaxGroups bound the draft's node sets and each set's groups that the hub reads
+// back (the StorageSiteDeployment's status.draft.nodeSets and groups carry them as maxItems);
+// more are named in Draft.Omitted. MaxStrides bounds the worker rules of all groups together, so
+// that the rules past a short group's end (feedback errors, which the agent joins into one
+// condition message of at most 32 KiB) stay few.
+const (
+	MaxNodeSets = 8
+	MaxGroups   = 16
+	MaxStrides  = 64
+)
+
+// maxFeedbackJSON is OCM's limit for a list or object feedback value (statusfeedback's
+// maxJSONRawLength); the agent drops a longer one.
+const maxFeedbackJSON = 1024
+
+// setPaths are the rules for the node sets' names and each set's group names.
+func setPaths() []workv1.JsonPath {
+	var out []workv1.JsonPath
+	for i := range MaxNodeSets {
+		out = append(out,
+			workv1.JsonPath{Name: fmt.Sprintf("nodeSets.%d.name", i), Path: fmt.Sprintf(".spec.nodeSets[%d].name", i)},
+			workv1.JsonPath{Name: fmt.Sprintf("nodeSets.%d.groups", i), Path: fmt.Sprintf(".spec.nodeSets[%d].groups[*].name", i)})
+	}
+	return out
+}
+
+// draftPaths are the draft's rules, given what it reported so far: the fixed ones, and for every
+// group already reported its devices and its workers in strides.
+func draftPaths(last Draft) []workv1.JsonPath {
+	out := slices.Clone(draftFixedPaths)
+	groups := 0
+	for _, set := range last.NodeSets {
+		groups += len(set.Groups)
+	}
+	if groups == 0 {
+		return out
+	}
+	strides := stridesFor(last.NodeRefs, groups)
+	for i, set := range last.NodeSets {
+		for j := range set.Groups {
+			out = append(out, workv1.JsonPath{Name: fmt.Sprintf("nodeSets.%d.groups.%d.nvme", i, j), Path: fmt.Sprintf(".spec.nodeSets[%d].groups[%d].devices.nvme", i, j)})
+			for k := range strides {
+				out = append(out, workv1.JsonPath{Name: fmt.Sprintf("nodeSets.%d.groups.%d.workers.%d.%d", i, j, k, strides),
+					Path: fmt.Sprintf(".spec.nodeSets[%d].groups[%d].workers[%d::%d]", i, j, k, strides)})
+			}
+		}
+	}
+	return out
+}
+
+// stridesFor is how many strides each of groups groups' workers are read in: enough that a stride
+// of the draft's longest node names (as JSON, quoted and comma-separated) fits OCM's 1,024 bytes
+// when one group holds every node, and at most MaxStrides over all groups.
+func stridesFor(nodeRefs []string, groups int) int {
+	longest := 1
+	for _, n := range nodeRefs {
+		longest = max(longest, len(n))
+	}
+	perStride := max(1, (maxFeedbackJSON-2)/(longest+3))
+	strides := max(1, (len(nodeRefs)+perStride-1)/perStride)
+	return max(1, min(strides, MaxStrides/max(groups, 1)))
+}
 
 // indexed are the rules for items 0 to MaxNodes-1 of the list at path, named <name>.<index>.
 func indexed(name, path string) []workv1.JsonPath {
@@ -203,6 +289,9 @@ type Draft struct {
 	NodeRefs                   []string
 	NodeSets                   []storagev1alpha2.NodeSet
 	Cluster                    *storagev1alpha2.Sizing
+	// Omitted names what the site has but did not come back: a value the work agent dropped
+	// as over 1,024 bytes, or sets and groups past MaxNodeSets and MaxGroups.
+	Omitted []string
 }
 
 // Storage is the StorageCluster's status.
@@ -230,14 +319,13 @@ func Read(w *workv1.ManifestWork) (Report, error) {
 				continue // not written by the site yet
 			}
 			d := Draft{Exists: true, Phase: values.str("phase"), Message: values.str("message"), ClusterRef: values.str("clusterRef"),
-				Approved: values.boolean("approved")}
-			for name, into := range map[string]any{"nodeSets": &d.NodeSets, "cluster": &d.Cluster} {
-				if err := values.decode(name, into); err != nil {
-					return rep, fmt.Errorf("draft %s: %w", name, err)
-				}
-			}
+				Approved: values.boolean("approved"), Cluster: values.sizing()}
 			for i := 0; i < MaxNodes && values.has(fmt.Sprintf("nodeRefs.%d", i)); i++ {
 				d.NodeRefs = append(d.NodeRefs, values.str(fmt.Sprintf("nodeRefs.%d", i)))
+			}
+			var err error
+			if d.NodeSets, d.Omitted, err = values.nodeSets(dropped(m.Conditions)); err != nil {
+				return rep, fmt.Errorf("draft node sets: %w", err)
 			}
 			rep.Draft = d
 		case "StorageCluster":
@@ -256,6 +344,154 @@ func Read(w *workv1.ManifestWork) (Report, error) {
 		}
 	}
 	return rep, nil
+}
+
+// dropped are the names of the rules whose value the work agent dropped as too large, from its
+// StatusFeedbackSynced condition of the manifest.
+func dropped(conds []metav1.Condition) map[string]bool {
+	out := map[string]bool{}
+	c := meta.FindStatusCondition(conds, "StatusFeedbackSynced")
+	if c == nil || c.Status == metav1.ConditionTrue {
+		return out
+	}
+	for _, m := range droppedValue.FindAllStringSubmatch(c.Message, -1) {
+		out[m[1]] = true
+	}
+	return out
+}
+
+// droppedValue is how OCM's status reader (statusfeedback.getValueByJsonPath) reports a value over
+// its limit.
+var droppedValue = regexp.MustCompile(`json raw string for name (\S+) is larger than the maximum length`)
+
+// nodeSets assembles the draft's node sets from their rules (draftPaths), and names what the
+// site has that did not come back: the values in drop, and sets and groups past the bounds.
+func (v values) nodeSets(drop map[string]bool) ([]storagev1alpha2.NodeSet, []string, error) {
+	var sets []storagev1alpha2.NodeSet
+	var omitted []string
+	for i := 0; i < MaxNodeSets && v.has(fmt.Sprintf("nodeSets.%d.name", i)); i++ {
+		set := storagev1alpha2.NodeSet{Name: v.str(fmt.Sprintf("nodeSets.%d.name", i))}
+		key := fmt.Sprintf("nodeSets.%d.groups", i)
+		if drop[key] {
+			omitted = append(omitted, fmt.Sprintf("nodeSets[%d].groups", i))
+		}
+		names, err := v.strings(key)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(names) > MaxGroups {
+			omitted = append(omitted, fmt.Sprintf("nodeSets[%d].groups[%d:] (the hub reads %d groups of a set)", i, MaxGroups, MaxGroups))
+			names = names[:MaxGroups]
+		}
+		for j, name := range names {
+			g := storagev1alpha2.NodeGroup{Name: name}
+			key := fmt.Sprintf("nodeSets.%d.groups.%d.", i, j)
+			if drop[key+"nvme"] {
+				omitted = append(omitted, fmt.Sprintf("nodeSets[%d].groups[%d].devices.nvme", i, j))
+			}
+			if g.Devices.NVMe, err = v.strings(key + "nvme"); err != nil {
+				return nil, nil, err
+			}
+			var lost bool
+			if g.Workers, lost, err = v.strided(key+"workers.", drop); err != nil {
+				return nil, nil, err
+			}
+			if lost {
+				omitted = append(omitted, fmt.Sprintf("nodeSets[%d].groups[%d].workers", i, j))
+			}
+			set.Groups = append(set.Groups, g)
+		}
+		sets = append(sets, set)
+	}
+	if v.has("nodeSets.more") {
+		omitted = append(omitted, fmt.Sprintf("nodeSets[%d:] (the hub reads %d node sets)", MaxNodeSets, MaxNodeSets))
+	}
+	return sets, omitted, nil
+}
+
+// strided reassembles a list read in strides: the values named <prefix><k>.<n>, stride k of n
+// holding items k, k+n, k+2n, ... A stride past the list's end does not come back; when one the
+// agent dropped is missing, the list is incomplete: nil and true, never a list with holes.
+func (v values) strided(prefix string, drop map[string]bool) ([]string, bool, error) {
+	n := 0 // from any stride that came back or was dropped: each name carries the stride count
+	for name := range maps.Keys(v) {
+		n = max(n, strideCount(name, prefix))
+	}
+	for name := range drop {
+		n = max(n, strideCount(name, prefix))
+	}
+	for k := range n {
+		if drop[fmt.Sprintf("%s%d.%d", prefix, k, n)] {
+			return nil, true, nil
+		}
+	}
+	if n < 1 {
+		return nil, false, nil
+	}
+	strides := make([][]string, n)
+	for k := range n {
+		var err error
+		if strides[k], err = v.strings(fmt.Sprintf("%s%d.%d", prefix, k, n)); err != nil {
+			return nil, false, err
+		}
+	}
+	var out []string
+	for p := 0; p/n < len(strides[p%n]); p++ {
+		out = append(out, strides[p%n][p/n])
+	}
+	return out, false, nil
+}
+
+// strideCount is n of a value named <prefix><k>.<n>; 0 for another name.
+func strideCount(name, prefix string) int {
+	rest, ok := strings.CutPrefix(name, prefix)
+	if !ok {
+		return 0
+	}
+	_, count, _ := strings.Cut(rest, ".")
+	n, _ := strconv.Atoi(count)
+	return n
+}
+
+// strings reads a list of strings: one value is reported as a scalar, more as a JSON list.
+func (v values) strings(name string) ([]string, error) {
+	if s := v[name].String; s != nil {
+		return []string{*s}, nil
+	}
+	var out []string
+	err := v.decode(name, &out)
+	return out, err
+}
+
+// sizing is the draft's cluster template, one field per rule; nil when none came back.
+func (v values) sizing() *storagev1alpha2.Sizing {
+	var s storagev1alpha2.Sizing
+	got := false
+	i32 := func(name string) *int32 {
+		if n := v[name].Integer; n != nil {
+			got = true
+			return ptr.To(int32(*n))
+		}
+		return nil
+	}
+	b := func(name string) *bool {
+		if x := v[name].Boolean; x != nil {
+			got = true
+			return ptr.To(*x)
+		}
+		return nil
+	}
+	s.Name, s.MinHugePagesSize = v.str("cluster.name"), v.str("cluster.minHugePagesSize")
+	got = s.Name != "" || s.MinHugePagesSize != ""
+	s.VCPUCount, s.MaxSubsystemCount = i32("cluster.vcpuCount"), i32("cluster.maxSubsystemCount")
+	s.EnableDriveFormat, s.EnableJournalDevice = b("cluster.enableDriveFormat"), b("cluster.enableJournalDevice")
+	if d, p := i32("cluster.stripe.dataChunks"), i32("cluster.stripe.parityChunks"); d != nil || p != nil {
+		s.Stripe = &storagev1alpha2.Stripe{DataChunks: d, ParityChunks: p}
+	}
+	if !got {
+		return nil
+	}
+	return &s
 }
 
 type values map[string]workv1.FieldValue

@@ -19,8 +19,9 @@ const (
 	// Budget is the largest work, serialized, the controller writes: 50 KiB under Limit leave
 	// room for what the hub adds to a work (metadata, managed fields).
 	Budget = 450 << 10
-	// PlanWarning is the size of one input (a chain's CA bundles, an app's values) from which the
-	// provider warns at plan that its work approaches Budget.
+	// PlanWarning is the size of an input (one CA bundle, the CA bundles of a chain's registries
+	// together, an app's values) from which the provider warns at plan that its work approaches
+	// Budget.
 	PlanWarning = 256 << 10
 )
 
@@ -69,6 +70,20 @@ func Check(w *workv1.ManifestWork, parts ...Part) error {
 	parts = slices.DeleteFunc(slices.Clone(parts), func(p Part) bool { return p.Size == 0 })
 	slices.SortStableFunc(parts, func(a, b Part) int { return b.Size - a.Size })
 	return &TooLargeError{Work: w.Namespace + "/" + w.Name, Size: n, Parts: parts[:min(3, len(parts))]}
+}
+
+// NearBudget returns parts (the CA bundles of one chain's registries) without the empty ones,
+// largest first, and their total, when there are two or more and together they reach
+// PlanWarning: the one work that carries them all approaches Budget though none alone may. One
+// bundle alone is warned of on its own.
+func NearBudget(parts []Part) ([]Part, int, bool) {
+	parts = slices.DeleteFunc(slices.Clone(parts), func(p Part) bool { return p.Size == 0 })
+	slices.SortStableFunc(parts, func(a, b Part) int { return b.Size - a.Size })
+	total := 0
+	for _, p := range parts {
+		total += p.Size
+	}
+	return parts, total, len(parts) > 1 && total >= PlanWarning
 }
 
 // KiB renders a size in bytes as KiB, rounded up.

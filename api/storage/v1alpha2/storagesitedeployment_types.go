@@ -223,14 +223,26 @@ type DraftStatus struct {
 	Cluster *Sizing `json:"cluster,omitempty"`
 
 	// NodeSets are the nodes and devices the discovery found, grouped as the draft groups them.
+	// The hub reads up to 8 node sets of up to 16 groups each; more are named in omitted.
 	// +optional
 	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
 	NodeSets []NodeSet `json:"nodeSets,omitempty"`
 
 	// NodeRefs names the site's nodes the draft takes.
 	// +optional
 	// +listType=set
+	// +kubebuilder:validation:MaxItems=128
 	NodeRefs []string `json:"nodeRefs,omitempty"`
+
+	// Omitted names the parts of the site's draft that did not come back to the hub, such as
+	// nodeSets[0].groups[1].workers: a value over the 1,024 bytes OCM's work agent reports for a
+	// list (it drops a longer one), or node sets and groups past the hub's bounds. The site's
+	// draft has them; read them there. Empty when the draft arrived whole.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	Omitted []string `json:"omitted,omitempty"`
 }
 
 // NodeSet is a set of the draft's nodes, in groups.
@@ -241,6 +253,7 @@ type NodeSet struct {
 	// Groups of workers that share a device layout.
 	// +optional
 	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
 	Groups []NodeGroup `json:"groups,omitempty"`
 }
 
@@ -252,6 +265,7 @@ type NodeGroup struct {
 	// Workers are the site's node names in this group.
 	// +optional
 	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=128
 	Workers []string `json:"workers,omitempty"`
 
 	// Devices each worker of the group contributes.
