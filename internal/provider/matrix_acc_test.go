@@ -17,7 +17,9 @@ import (
 
 	tfjson "github.com/hashicorp/terraform-json"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -61,8 +63,8 @@ type matrixRow struct {
 	// meaning (values as YAML): import reads the hub's spelling, so ImportStateVerify, which
 	// compares strings, skips them, and the import blocks' empty plans show they are equal.
 	spelled []string
-	// data, when set, is a data source "data.<type>.m" that reads what the resource wrote;
-	// dataWant are its attributes (flatmap) after create and after update.
+	// data, when set, are data sources that read what the resource wrote; dataWant are their
+	// attributes after create and after update, keyed data.<type>.<name>.<flatmap key>.
 	data     string
 	dataWant [2]map[string]string
 }
@@ -173,10 +175,17 @@ data "fleet_oci_chain" "m" {
   workspace  = "{{ws}}"
   cluster    = "{{cluster}}"
   depends_on = [{{addr}}]
+}
+data "fleet_oci_routing" "m" {
+  workspace  = "{{ws}}"
+  depends_on = [{{addr}}]
 }`,
 		dataWant: [2]map[string]string{
-			{"route": "m", "registries.#": "1", "registries.0.name": "src", "replication_wait": "0s"},
-			{"route": "m", "registries.#": "2", "registries.0.name": "mirror", "registries.1.name": "src", "replication_wait": "10m"},
+			{"data.fleet_oci_chain.m.route": "m", "data.fleet_oci_chain.m.registries.#": "1", "data.fleet_oci_chain.m.registries.0.name": "src",
+				"data.fleet_oci_chain.m.replication_wait": "0s", "data.fleet_oci_routing.m.routes.#": "1", "data.fleet_oci_routing.m.routes.0.priority": "10"},
+			{"data.fleet_oci_chain.m.route": "m", "data.fleet_oci_chain.m.registries.#": "2", "data.fleet_oci_chain.m.registries.0.name": "mirror",
+				"data.fleet_oci_chain.m.registries.1.name": "src", "data.fleet_oci_chain.m.replication_wait": "10m",
+				"data.fleet_oci_routing.m.routes.#": "1", "data.fleet_oci_routing.m.routes.0.priority": "20"},
 		},
 	},
 	{
@@ -335,8 +344,11 @@ data "fleet_storage_site_deployment" "m" {
   depends_on = [{{addr}}]
 }`,
 		dataWant: [2]map[string]string{
-			{"site_namespace": "simplyblock", "approved": "false", "discover.workers.#": "1"},
-			{"site_namespace": "sb-system", "approved": "true", "discover.workers.#": "2", "sizing.vcpu_count": "8", "sizing.stripe.data_chunks": "2"},
+			{"data.fleet_storage_site_deployment.m.site_namespace": "simplyblock", "data.fleet_storage_site_deployment.m.approved": "false",
+				"data.fleet_storage_site_deployment.m.discover.workers.#": "1"},
+			{"data.fleet_storage_site_deployment.m.site_namespace": "sb-system", "data.fleet_storage_site_deployment.m.approved": "true",
+				"data.fleet_storage_site_deployment.m.discover.workers.#": "2", "data.fleet_storage_site_deployment.m.sizing.vcpu_count": "8",
+				"data.fleet_storage_site_deployment.m.sizing.stripe.data_chunks": "2"},
 		},
 	},
 }
@@ -408,8 +420,9 @@ func runMatrixRow(t *testing.T, row matrixRow) {
 	}
 	checkData := func(i int) resource.TestCheckFunc {
 		var checks []resource.TestCheckFunc
-		for k, v := range row.dataWant[i] {
-			checks = append(checks, resource.TestCheckResourceAttr("data."+strings.SplitN(strings.TrimSpace(row.data), `"`, 3)[1]+".m", k, v))
+		for _, k := range slices.Sorted(maps.Keys(row.dataWant[i])) {
+			parts := strings.SplitN(k, ".", 4) // data.<type>.<name>.<attribute>
+			checks = append(checks, resource.TestCheckResourceAttr(strings.Join(parts[:3], "."), parts[3], row.dataWant[i][k]))
 		}
 		return resource.ComposeAggregateTestCheckFunc(checks...)
 	}
@@ -426,7 +439,8 @@ func runMatrixRow(t *testing.T, row matrixRow) {
 		ProtoV6ProviderFactories: protoV6Providers,
 		CheckDestroy:             matrixCheckAsBefore(f, before),
 		Steps: []resource.TestStep{
-			{Config: created, Check: resource.ComposeAggregateTestCheckFunc(checkOwned(0), checkData(0), matrixCheckHubHoldsState(f))},
+			{Config: created, Check: resource.ComposeAggregateTestCheckFunc(checkOwned(0), checkData(0), matrixCheckHubHoldsState(f)),
+				ConfigStateChecks: []statecheck.StateCheck{expectIdentity(addr, ws, "m")}},
 			{Config: updated, ConfigPlanChecks: update(addr),
 				Check: resource.ComposeAggregateTestCheckFunc(checkOwned(1), checkData(1), checkNoSecretInState(testPushPassword, testAgentPassword))},
 			// Drift: plan shows the edit of managed fields, apply repairs it and keeps the other
@@ -459,9 +473,10 @@ func runMatrixRow(t *testing.T, row matrixRow) {
 			},
 			// Rename in place: the resource and its dependencies are replaced in one plan.
 			{
-				Config:           config(movedLabel, "2", true),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(movedAddr, plancheck.ResourceActionDestroyBeforeCreate)}},
-				Check:            resource.ComposeAggregateTestCheckFunc(matrixCheckOwned(f, row, "m2", fill(row.want[1], movedAddr, "2")), matrixCheckHubHoldsState(f)),
+				Config:            config(movedLabel, "2", true),
+				ConfigPlanChecks:  resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(movedAddr, plancheck.ResourceActionDestroyBeforeCreate)}},
+				Check:             resource.ComposeAggregateTestCheckFunc(matrixCheckOwned(f, row, "m2", fill(row.want[1], movedAddr, "2")), matrixCheckHubHoldsState(f)),
+				ConfigStateChecks: []statecheck.StateCheck{expectIdentity(movedAddr, ws, "m2")},
 			},
 		},
 	})
@@ -697,6 +712,25 @@ func changedOutside(ch *tfjson.Change, allowed []string) error {
 		return fmt.Errorf("the import plans to change %v, which the hub holds", changed)
 	}
 	return nil
+}
+
+// expectIdentity is a state check: the resource's identity is its workspace and name. CLIs
+// without resource identity (below 1.12) pass it.
+func expectIdentity(addr, ws, name string) statecheck.StateCheck {
+	return identityCheck{statecheck.ExpectIdentity(addr, map[string]knownvalue.Check{
+		"workspace": knownvalue.StringExact(ws),
+		"name":      knownvalue.StringExact(name),
+	})}
+}
+
+type identityCheck struct{ statecheck.StateCheck }
+
+func (c identityCheck) CheckState(ctx context.Context, req statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
+	if skip, err := cliWithoutIdentity(); skip || err != nil {
+		resp.Error = err
+		return
+	}
+	c.StateCheck.CheckState(ctx, req, resp)
 }
 
 // cliWithoutIdentity is a SkipFunc: resource identity needs Terraform or OpenTofu 1.12.
