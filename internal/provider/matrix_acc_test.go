@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	tfjson "github.com/hashicorp/terraform-json"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -24,6 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
 	"github.com/umkim/terraform-provider-fleet/internal/inventory"
@@ -56,7 +58,11 @@ type matrixRow struct {
 	// attributes (flatmap keys) that a refresh then reads into state.
 	drift   string
 	drifted map[string]string
-	// unread are the attributes the hub does not hold (versions of write-only values): import
+	// controller, when set, plays the hub's reconciler for the row's objects: what wait_for
+	// waits for.
+	controller func(t *testing.T, f *hubFixtures)
+	// unread are the attributes the hub does not hold (versions of write-only values, what
+	// apply waits for): import
 	// leaves them null, so an import plans to set them, and nothing else.
 	unread []string
 	// spelled are the attributes the configuration may spell otherwise than the hub, equal in
@@ -152,21 +158,22 @@ resource "fleet_oci_registry" "mirror" {
   reference = "mirror.example.com/fleet"
 }`,
 		create: `
-  priority      = 10
-  cluster_names = ["{{cluster}}"]
-  registries    = [fleet_oci_registry.src.name]`,
-		update: `
-  priority          = 20
+  priority          = 10
   cluster_names     = ["{{cluster}}", "zone-b"]
   cluster_groups    = ["edge"]
   cluster_selectors = [{ match_labels = { region = "eu" }, match_expressions = [{ key = "tier", operator = "In", values = ["gold"] }] }]
-  registries        = [fleet_oci_registry.mirror.name, fleet_oci_registry.src.name]
-  replication_wait  = "10m"`,
+  registries        = [fleet_oci_registry.src.name]`,
+		// A default route has no cluster criteria: the update drops them.
+		update: `
+  priority         = 20
+  default          = true
+  registries       = [fleet_oci_registry.mirror.name, fleet_oci_registry.src.name]
+  replication_wait = "10m"`,
 		want: [2]string{
-			`{"priority":10,"default":false,"clusterNames":["{{cluster}}"],"clusterGroups":[],"clusterSelectors":[],"registries":["src{{n}}"],"replicationWait":"0s"}`,
-			`{"priority":20,"default":false,"clusterNames":["{{cluster}}","zone-b"],"clusterGroups":["edge"],
+			`{"priority":10,"default":false,"clusterNames":["{{cluster}}","zone-b"],"clusterGroups":["edge"],
 			  "clusterSelectors":[{"matchLabels":{"region":"eu"},"matchExpressions":[{"key":"tier","operator":"In","values":["gold"]}]}],
-			  "registries":["mirror{{n}}","src{{n}}"],"replicationWait":"10m"}`,
+			  "registries":["src{{n}}"],"replicationWait":"0s"}`,
+			`{"priority":20,"default":true,"clusterNames":[],"clusterGroups":[],"clusterSelectors":[],"registries":["mirror{{n}}","src{{n}}"],"replicationWait":"10m"}`,
 		},
 		drift:   `{"spec":{"priority":30,"replicationWait":"1m"}}`,
 		drifted: map[string]string{"priority": "30", "replication_wait": "1m"},
@@ -181,9 +188,9 @@ data "fleet_oci_routing" "m" {
   depends_on = [{{addr}}]
 }`,
 		dataWant: [2]map[string]string{
-			{"data.fleet_oci_chain.m.route": "m", "data.fleet_oci_chain.m.registries.#": "1", "data.fleet_oci_chain.m.registries.0.name": "src",
+			{"data.fleet_oci_chain.m.route": "m", "data.fleet_oci_chain.m.matched_by": "cluster_names", "data.fleet_oci_chain.m.registries.#": "1", "data.fleet_oci_chain.m.registries.0.name": "src",
 				"data.fleet_oci_chain.m.replication_wait": "0s", "data.fleet_oci_routing.m.routes.#": "1", "data.fleet_oci_routing.m.routes.0.priority": "10"},
-			{"data.fleet_oci_chain.m.route": "m", "data.fleet_oci_chain.m.registries.#": "2", "data.fleet_oci_chain.m.registries.0.name": "mirror",
+			{"data.fleet_oci_chain.m.route": "m", "data.fleet_oci_chain.m.matched_by": "default", "data.fleet_oci_chain.m.registries.#": "2", "data.fleet_oci_chain.m.registries.0.name": "mirror",
 				"data.fleet_oci_chain.m.registries.1.name": "src", "data.fleet_oci_chain.m.replication_wait": "10m",
 				"data.fleet_oci_routing.m.routes.#": "1", "data.fleet_oci_routing.m.routes.0.priority": "20"},
 		},
@@ -264,7 +271,8 @@ resource "fleet_site" "t" {
   namespace     = "web"
   values        = yamlencode({ replicaCount = 2, image = { tag = "1.2" } })
   values_secret = { name = "web-secrets", key = "values.yaml" }
-  adopt         = true`,
+  adopt         = true
+  wait_for      = "deployed"`,
 		want: [2]string{
 			`{"chart":"c{{n}}","cluster":"{{cluster}}","namespace":"web","values":{"replicaCount":1}}`,
 			`{"chart":"d{{n}}","cluster":"{{cluster}}","namespace":"web","values":{"replicaCount":2,"image":{"tag":"1.2"}},
@@ -272,7 +280,14 @@ resource "fleet_site" "t" {
 		},
 		drift:   `{"spec":{"values":{"replicaCount":5},"adopt":null}}`,
 		drifted: map[string]string{"adopt": "false"},
+		unread:  []string{"wait_for"},
 		spelled: []string{"values"},
+		controller: func(t *testing.T, f *hubFixtures) {
+			for _, name := range []string{"m", "m2"} {
+				answerEveryGeneration(t, f, fleetAppKind, name, map[string]any{"phase": "Deployed", "revision": 1, "message": "installed",
+					"conditions": []any{readyStatus("True", "Deployed", "")}})
+			}
+		},
 	},
 	{
 		typ: "fleet_app_route", kind: fleetAppRouteKind, owned: "spec", hub: joinedCluster,
@@ -397,6 +412,9 @@ func runMatrixRow(t *testing.T, row matrixRow) {
 		cluster = row.hub(t, f)
 	}
 	before := matrixSnapshot(t, f)
+	if row.controller != nil {
+		row.controller(t, f)
+	}
 	const label, movedLabel = "m", "moved"
 	fill := func(s, addr, n string) string {
 		return strings.NewReplacer("{{ws}}", ws, "{{n}}", n, "{{cluster}}", cluster, "{{addr}}", addr, "{{ca}}", strconv.Quote(testCA)).Replace(s)
@@ -480,6 +498,29 @@ func runMatrixRow(t *testing.T, row matrixRow) {
 			},
 		},
 	})
+}
+
+// answerEveryGeneration plays a hub reconciler until the test ends: whenever the object's
+// spec is newer than its status, it reports status for the current generation.
+func answerEveryGeneration(t *testing.T, f *hubFixtures, k hub.Kind, name string, status map[string]any) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	ri := f.dyn.Resource(k.GroupVersionResource).Namespace(f.ws)
+	go func() {
+		_ = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			u, err := ri.Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, nil //nolint:nilerr // not there (yet, or any more): poll again
+			}
+			if observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration"); observed < u.GetGeneration() {
+				s := jsonCopy(status)
+				s["observedGeneration"] = u.GetGeneration()
+				u.Object["status"] = s
+				_, _ = ri.UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: "test-controller"}) // a conflict: the next poll retries
+			}
+			return false, nil
+		})
+	}()
 }
 
 // matrixKinds are the hub kinds of the matrix's rows, by resource type.
