@@ -342,7 +342,8 @@ resource "fleet_app" "b" {
     enable_journal_device = true
     stripe                = { data_chunks = 2, parity_chunks = 1 }
   }
-  approved = true`,
+  approved = true
+  wait_for = "drafted"`,
 		want: [2]string{
 			`{"cluster":"{{cluster}}","siteNamespace":"simplyblock","draftName":"site-draft","approved":false,"discover":{"workers":["w1"]}}`,
 			`{"cluster":"{{cluster}}","siteNamespace":"sb-system","draftName":"site-draft","approved":true,
@@ -352,6 +353,12 @@ resource "fleet_app" "b" {
 		},
 		drift:   `{"spec":{"sizing":{"vcpuCount":16},"discover":{"workers":["w1","w2","w3"]}}}`,
 		drifted: map[string]string{"sizing.vcpu_count": "16", "discover.workers.#": "3"},
+		unread:  []string{"wait_for"},
+		controller: func(t *testing.T, f *hubFixtures) {
+			for _, name := range []string{"m", "m2"} {
+				answerEveryGeneration(t, f, storageSiteDeploymentKind, name, map[string]any{"phase": "Drafted", "message": "The draft names 2 nodes: review it."})
+			}
+		},
 		data: `
 data "fleet_storage_site_deployment" "m" {
   name       = {{addr}}.name
