@@ -118,11 +118,13 @@ func (r *AppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	var chart v1alpha1.FleetChart
 	err := r.Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: app.Spec.Chart}, &chart)
 	if apierrors.IsNotFound(err) {
+		st.ChartGeneration = 0
 		return pending(reasonChartNotFound, fmt.Sprintf("no FleetChart %s/%s: create it, or fix spec.chart", app.Namespace, app.Spec.Chart))
 	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	st.ChartGeneration = chart.Generation
 	var values *corev1.Secret
 	if ref := app.Spec.ValuesSecretRef; ref != nil {
 		values = &corev1.Secret{}

@@ -298,7 +298,7 @@ func TestApps(t *testing.T) {
 	v.report(w, v1alpha1.OCIPullStatus{State: v1alpha1.OCIPullPulled, Registry: "mirror-eu", Digest: chartDigest},
 		&v1alpha1.FleetReleaseStatus{ObservedGeneration: 1, Phase: v1alpha1.ReleaseDeployed, Revision: 1, Digest: chartDigest, Chart: "hello-0.1.0"})
 	v.appIs("web", v1alpha1.AppDeployed, "Deployed", func(a *v1alpha1.FleetApp) error {
-		if a.Status.Revision != 1 || a.Status.Digest != chartDigest || a.Status.Reason != "" || !strings.Contains(a.Status.Message, "hello-0.1.0 revision 1") {
+		if a.Status.Revision != 1 || a.Status.Digest != chartDigest || a.Status.Reason != "" || !strings.Contains(a.Status.Message, "hello-0.1.0 revision 1") || a.Status.ChartGeneration != 1 {
 			return fmt.Errorf("status %+v", a.Status)
 		}
 		return nil
@@ -323,7 +323,13 @@ func TestApps(t *testing.T) {
 		}
 		return nil
 	})
-	v.appIs("web", v1alpha1.AppPending, "Pending", nil)
+	// The app's status describes the new chart (its generation) and waits for its pull.
+	v.appIs("web", v1alpha1.AppPending, "Pending", func(a *v1alpha1.FleetApp) error {
+		if a.Status.ChartGeneration != ch.Generation || ch.Generation != 2 {
+			return fmt.Errorf("chartGeneration %d, chart's generation %d", a.Status.ChartGeneration, ch.Generation)
+		}
+		return nil
+	})
 
 	// A values Secret: missing, then present; only its key goes, and never into the status.
 	const password = "s3cret-value"

@@ -130,7 +130,8 @@ var appKind = hubresource.Kind[appModel]{
 				"`phase` is `OwnedElsewhere`, the `message` naming its owner. Defaults to `false`."},
 		"wait_for": schema.StringAttribute{Optional: true,
 			MarkdownDescription: "`deployed`: make apply wait, up to the `create`/`update` timeout (default 5 minutes), until the hub reports the release `Deployed` " +
-				"for the current spec; a release reported `Failed` fails the apply with the app's message. Unset, apply returns as soon as the hub has the app. " +
+				"for the current spec and the chart's current generation (`status.observedGeneration` and `status.chartGeneration`); a release reported `Failed` fails the apply with the app's message. " +
+				"A new chart version alone applies no `fleet_app`: set `wait_for` on the `fleet_chart` to wait for it. Unset, apply returns as soon as the hub has the app. " +
 				"Waiting needs `fleet-controller hub` (its apps reconciler) and the cluster's agent.",
 			Validators: []validator.String{stringvalidator.OneOf(waitForDeployed)}},
 		"phase": schema.StringAttribute{Computed: true, PlanModifiers: keepStatus,
@@ -344,15 +345,30 @@ func joinOfCluster(clusters, joins []unstructured.Unstructured, ws, cluster stri
 }
 
 // awaitApp waits, when wait_for says so, until the hub reports the app Deployed (or Failed, or
-// OwnedElsewhere) for
-// its current generation.
+// OwnedElsewhere) for the change this apply wrote: the app's generation and its chart's, which a
+// fleet_chart of the same apply may have changed just before.
 func awaitApp(ctx context.Context, c *hub.Client, applied *unstructured.Unstructured, m *appModel) (*unstructured.Unstructured, diag.Diagnostics) {
 	if m.WaitFor.ValueString() != waitForDeployed {
 		return nil, nil
 	}
-	return awaitPhase(ctx, c, applied, phaseWait{kind: fleetAppKind, want: string(v1alpha1.AppDeployed),
-		done: []string{string(v1alpha1.AppDeployed)}, failed: []string{string(v1alpha1.AppFailed), string(v1alpha1.AppOwnedElsewhere)}, on: fmt.Sprintf("cluster %q", m.Cluster.ValueString()),
-		reporter: "`fleet-controller hub` (its apps reconciler) must run on the hub and the cluster's agent must report the release."})
+	w := appWait
+	w.current = func(obj *unstructured.Unstructured) bool {
+		chart, err := c.Get(ctx, fleetChartKind, obj.GetNamespace(), m.Chart.ValueString())
+		return err == nil && appCurrent(obj, chart.GetGeneration())
+	}
+	return awaitPhase(ctx, c, applied, w)
+}
+
+// appWait is what a wait for apps to be Deployed waits for.
+var appWait = phaseWait{kind: fleetAppKind, want: string(v1alpha1.AppDeployed),
+	done: []string{string(v1alpha1.AppDeployed)}, failed: []string{string(v1alpha1.AppFailed), string(v1alpha1.AppOwnedElsewhere)}, on: onCluster,
+	reporter: "`fleet-controller hub` (its apps reconciler) must run on the hub and the cluster's agent must report the release."}
+
+// appCurrent tells whether an app's status describes its spec's generation and its chart's
+// generation chartGeneration.
+func appCurrent(app *unstructured.Unstructured, chartGeneration int64) bool {
+	observed, _, _ := unstructured.NestedInt64(app.Object, "status", "chartGeneration")
+	return observedCurrent(app) && observed >= chartGeneration
 }
 
 // keepStatusOnSameSpec plans a status attribute as in state when the configuration differs from

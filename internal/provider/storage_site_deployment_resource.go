@@ -869,6 +869,6 @@ func awaitStorageSiteDeployment(ctx context.Context, c *hub.Client, applied *uns
 		waitForOnline:  {string(v1alpha2.PhaseOnline)},
 	}[want]
 	return awaitPhase(ctx, c, applied, phaseWait{kind: storageSiteDeploymentKind, want: want, done: done, failed: []string{string(v1alpha2.PhaseFailed)},
-		on:       fmt.Sprintf("site %q", m.Cluster.ValueString()),
+		on:       func(*unstructured.Unstructured) string { return fmt.Sprintf("site %q", m.Cluster.ValueString()) },
 		reporter: "A controller must run on the hub to carry the request to the site: `fleet-controller hub` with its storage-site reconciler, or the simplyblock operator."})
 }
