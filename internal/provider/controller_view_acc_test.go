@@ -490,8 +490,8 @@ data "fleet_oci_routing" "ws" {
 }
 
 // TestAccDataSources_waitForControllerWarns: a route whose status is for an earlier generation
-// makes the chain data source wait for wait_for_controller, then warn that its values may be
-// stale, naming the route; "0s" reads at once without a warning.
+// makes the chain and pull status data sources wait for wait_for_controller, then warn that
+// their values may be stale, naming the route; "0s" reads at once without a warning.
 func TestAccDataSources_waitForControllerWarns(t *testing.T) {
 	w := newCLIWorkdir(t)
 	kube := testHub(t)
@@ -520,4 +520,8 @@ func TestAccDataSources_waitForControllerWarns(t *testing.T) {
 		"Waited 1s (wait_for_controller)", "OCIStorageRoute eu (generation 2, status of 1) in workspace " + ws, "The values read may be stale"}})
 	d, failed = w.plan(chain("0s"))
 	expectWarnings(t, "no wait", d, failed, []string{stale}, nil)
+	// fleet_oci_pull_status shows each pull's route and chain: it waits alike.
+	d, failed = w.plan(fmt.Sprintf("data \"fleet_oci_pull_status\" \"ws\" {\n  workspace = %q\n  wait_for_controller = \"1s\"\n}\n", ws))
+	expectWarnings(t, "pull status, status of an earlier generation", d, failed, []string{stale}, map[string][]string{stale: {
+		"OCIStorageRoute eu (generation 2, status of 1) in workspace " + ws}})
 }
