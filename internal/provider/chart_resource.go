@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -12,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
@@ -102,10 +105,37 @@ func awaitChart(ctx context.Context, c *hub.Client, applied *unstructured.Unstru
 		}
 		return of, err
 	})
-	last, err := c.Get(ctx, fleetChartKind, ns, name)
-	if err != nil {
+	if diags.HasError() {
 		return nil, diags
 	}
+	// The chart's status takes the digest the apps pulled (the first by name) right after them:
+	// wait for it too, where a controller reports on the chart at all.
+	var last *unstructured.Unstructured
+	_ = wait.PollUntilContextCancel(ctx, awaitInterval, true, func(ctx context.Context) (bool, error) {
+		chart, err := c.Get(ctx, fleetChartKind, ns, name)
+		if err != nil {
+			return false, nil //nolint:nilerr // transient: the deadline says so
+		}
+		last = chart
+		c.Refresh(fleetAppKind)
+		apps, err := c.List(ctx, fleetAppKind, ns, "")
+		if err != nil {
+			return false, nil //nolint:nilerr // transient: the deadline says so
+		}
+		resolved, _, _ := unstructured.NestedString(chart.Object, "status", "digest")
+		observed, _, _ := unstructured.NestedInt64(chart.Object, "status", "observedGeneration")
+		if observed == 0 {
+			return true, nil // no controller reports on charts
+		}
+		slices.SortFunc(apps, func(a, b unstructured.Unstructured) int { return strings.Compare(a.GetName(), b.GetName()) })
+		for _, a := range apps {
+			chartName, _, _ := unstructured.NestedString(a.Object, "spec", "chart")
+			if digest, _, _ := unstructured.NestedString(a.Object, "status", "digest"); chartName == name && digest != "" {
+				return observed >= generation && resolved == digest, nil
+			}
+		}
+		return observed >= generation, nil
+	})
 	return last, diags
 }
 
