@@ -69,6 +69,11 @@ const (
 	// the hub writes nothing for it there (no work, no label). Used by FleetApp, FleetAppRoute,
 	// FleetClusterJoin and StorageSiteDeployment; the message names the sets to bind.
 	ReasonNotBound = "NotBound"
+	// ReasonNotJoined (Ready False; Delivered False too): no FleetClusterJoin joins the cluster the
+	// object names to a site (fleetrules.JoinOf finds none of the workspaces that may use it; for a
+	// FleetAppRoute, none of its own workspace), so the hub writes nothing for it yet. Used by
+	// FleetApp and FleetAppRoute; the message names what to create.
+	ReasonNotJoined = "NotJoined"
 	// ReasonLabelConflict (Joined False): a label the join would set already has another value,
 	// set by hand or by another join; the join leaves it and names it and its value.
 	ReasonLabelConflict = "LabelConflict"

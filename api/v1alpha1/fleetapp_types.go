@@ -96,6 +96,12 @@ type FleetAppStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
+	// ChartGeneration is the generation of the FleetChart (spec.chart) this status describes: a
+	// new chart version or digest changes the chart, not the app, so that a status of the app's
+	// generation may still describe the chart before. Unset while the chart is missing.
+	// +optional
+	ChartGeneration int64 `json:"chartGeneration,omitempty"`
+
 	// Phase of the release.
 	// +optional
 	Phase AppPhase `json:"phase,omitempty"`

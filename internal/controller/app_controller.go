@@ -33,6 +33,7 @@ import (
 // +kubebuilder:rbac:groups=fleet.umkim.io,resources=fleetapps/finalizers,verbs=update
 // +kubebuilder:rbac:groups=fleet.umkim.io,resources=fleetcharts,verbs=get;list;watch
 // +kubebuilder:rbac:groups=fleet.umkim.io,resources=fleetcharts/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=fleet.umkim.io,resources=fleetclusterjoins,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 // +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=manifestworks,verbs=get;list;watch;create;update;delete
 
@@ -66,7 +67,9 @@ const (
 const appChartIndex = "appChart"
 
 // AppReconciler delivers each FleetApp to its cluster in one ManifestWork (internal/appwork),
-// when the app's workspace may use the cluster (else the app is Pending, NotBound),
+// when the app's workspace may use the cluster (else the app is Pending, NotBound) and a
+// FleetClusterJoin joins the cluster to a site (fleetrules.JoinOf, of any workspace that may use
+// the cluster; else the app is Pending, NotJoined),
 // reports the pull's and the release's state from the work's feedback, and keeps each FleetChart's
 // status (the digest a cluster pulled, the number of apps naming it).
 //
@@ -115,11 +118,13 @@ func (r *AppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	var chart v1alpha1.FleetChart
 	err := r.Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: app.Spec.Chart}, &chart)
 	if apierrors.IsNotFound(err) {
+		st.ChartGeneration = 0
 		return pending(reasonChartNotFound, fmt.Sprintf("no FleetChart %s/%s: create it, or fix spec.chart", app.Namespace, app.Spec.Chart))
 	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	st.ChartGeneration = chart.Generation
 	var values *corev1.Secret
 	if ref := app.Spec.ValuesSecretRef; ref != nil {
 		values = &corev1.Secret{}
@@ -152,6 +157,19 @@ func (r *AppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if !ca.Allowed() {
 		setCondition(&st.Conditions, gen, v1alpha1.DeliveredCondition, false, v1alpha1.ReasonNotBound, ca.NotBound())
 		return pending(v1alpha1.ReasonNotBound, ca.NotBound())
+	}
+
+	// A cluster that no join joins to a site gets no work yet: the app waits, as the plan says.
+	// One delivered before its join went is left as it is, like an unbound one.
+	join, err := joinOfCluster(ctx, r.Client, app.Spec.Cluster)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if join == nil {
+		msg := fmt.Sprintf("cluster %q is not joined to a site: no FleetClusterJoin names it; create one in workspace %s (fleet_cluster_join) naming it, and the app is delivered once it is",
+			app.Spec.Cluster, app.Namespace)
+		setCondition(&st.Conditions, gen, v1alpha1.DeliveredCondition, false, v1alpha1.ReasonNotJoined, msg)
+		return pending(v1alpha1.ReasonNotJoined, msg)
 	}
 
 	names, observed, err := r.work(ctx, &app)
@@ -326,7 +344,9 @@ func (r *AppReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("apps").
 		For(&v1alpha1.FleetApp{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deleting))).
 		Watches(&v1alpha1.FleetChart{}, handler.EnqueueRequestsFromMapFunc(r.appsOfChart), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(appOfWork), builder.WithPredicates(component(appwork.Component)))
+		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(appOfWork), builder.WithPredicates(component(appwork.Component))).
+		Watches(&v1alpha1.FleetClusterJoin{}, handler.EnqueueRequestsFromMapFunc(r.appsOfJoin),
+			builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deleting)))
 	if err := watchAccess(b, r.Client, r.appsNaming, true).Complete(r); err != nil {
 		return err
 	}
@@ -364,6 +384,12 @@ func (r *AppReconciler) appsNaming(ctx context.Context, ns, cluster string) []ct
 		return nil
 	}
 	return requestsOf(apps.Items, func(a *v1alpha1.FleetApp) bool { return cluster == "" || a.Spec.Cluster == cluster })
+}
+
+// appsOfJoin maps a join to the apps of every workspace naming its cluster: whether the cluster is
+// joined (fleetrules.JoinOf) may change for each.
+func (r *AppReconciler) appsOfJoin(ctx context.Context, obj client.Object) []ctrl.Request {
+	return r.appsNaming(ctx, "", obj.(*v1alpha1.FleetClusterJoin).Spec.Cluster)
 }
 
 // chartOfApp maps an app to the chart it names.

@@ -207,7 +207,8 @@ func retryStatus(v appView, w *workv1.ManifestWork, change func(*workv1.Manifest
 	}
 }
 
-// TestApps: an app's work carries the chart's OCIPull (tag, then the pinned digest), a
+// TestApps: an app on a cluster that no join joins to a site waits (Pending, NotJoined, no work)
+// until a join names the cluster; its work then carries the chart's OCIPull (tag, then the pinned digest), a
 // FleetRelease with the uninstall finalizer and, only when asked, the values Secret's one key;
 // its phase follows the work's feedback (none: Pending; WaitingForArtifact; Deployed with the
 // revision); the chart counts its apps and takes the digest pulled; a missing chart or Secret is
@@ -225,6 +226,23 @@ func TestApps(t *testing.T) {
 	start := time.Now()
 	v.create(&v1alpha1.FleetChart{ObjectMeta: metav1.ObjectMeta{Namespace: ws, Name: "hello"},
 		Spec: v1alpha1.FleetChartSpec{Repository: "charts/hello", Version: "0.1.0"}}, v.app("web", "hello"))
+	// The cluster is not joined to a site: the app waits, with no work, and says what to create.
+	notJoined := `cluster "app-01" is not joined to a site: no FleetClusterJoin names it; create one in workspace apps-ws (fleet_cluster_join) naming it, and the app is delivered once it is`
+	v.appIs("web", v1alpha1.AppPending, v1alpha1.ReasonNotJoined, func(a *v1alpha1.FleetApp) error {
+		if d := meta.FindStatusCondition(a.Status.Conditions, v1alpha1.DeliveredCondition); d == nil || d.Status != metav1.ConditionFalse || d.Reason != v1alpha1.ReasonNotJoined || d.Message != notJoined {
+			return fmt.Errorf("Delivered %+v, want False/NotJoined %q", d, notJoined)
+		}
+		if a.Status.Message != notJoined || a.Status.WorkName != "" {
+			return fmt.Errorf("message %q, workName %q", a.Status.Message, a.Status.WorkName)
+		}
+		return nil
+	})
+	time.Sleep(time.Second) // the app waits: still no work
+	if err := c.Get(ctx, types.NamespacedName{Namespace: cluster, Name: "app." + ws + ".web"}, &workv1.ManifestWork{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("work of an app on a cluster no join joins: %v, want none", err)
+	}
+	// Joined (the join's own status does not matter to the app): the work is delivered.
+	v.create(&v1alpha1.FleetClusterJoin{ObjectMeta: metav1.ObjectMeta{Namespace: ws, Name: cluster}, Spec: v1alpha1.FleetClusterJoinSpec{Cluster: cluster, Site: "berlin"}})
 	w := v.work("web", nil)
 	if l := w.Labels; l[hub.ManagedByLabel] != hub.ControllerManager || l[hub.WorkspaceLabel] != ws || l[hub.ComponentLabel] != "app" {
 		t.Errorf("work labels %v", l)
@@ -280,7 +298,7 @@ func TestApps(t *testing.T) {
 	v.report(w, v1alpha1.OCIPullStatus{State: v1alpha1.OCIPullPulled, Registry: "mirror-eu", Digest: chartDigest},
 		&v1alpha1.FleetReleaseStatus{ObservedGeneration: 1, Phase: v1alpha1.ReleaseDeployed, Revision: 1, Digest: chartDigest, Chart: "hello-0.1.0"})
 	v.appIs("web", v1alpha1.AppDeployed, "Deployed", func(a *v1alpha1.FleetApp) error {
-		if a.Status.Revision != 1 || a.Status.Digest != chartDigest || a.Status.Reason != "" || !strings.Contains(a.Status.Message, "hello-0.1.0 revision 1") {
+		if a.Status.Revision != 1 || a.Status.Digest != chartDigest || a.Status.Reason != "" || !strings.Contains(a.Status.Message, "hello-0.1.0 revision 1") || a.Status.ChartGeneration != 1 {
 			return fmt.Errorf("status %+v", a.Status)
 		}
 		return nil
@@ -305,7 +323,13 @@ func TestApps(t *testing.T) {
 		}
 		return nil
 	})
-	v.appIs("web", v1alpha1.AppPending, "Pending", nil)
+	// The app's status describes the new chart (its generation) and waits for its pull.
+	v.appIs("web", v1alpha1.AppPending, "Pending", func(a *v1alpha1.FleetApp) error {
+		if a.Status.ChartGeneration != ch.Generation || ch.Generation != 2 {
+			return fmt.Errorf("chartGeneration %d, chart's generation %d", a.Status.ChartGeneration, ch.Generation)
+		}
+		return nil
+	})
 
 	// A values Secret: missing, then present; only its key goes, and never into the status.
 	const password = "s3cret-value"

@@ -89,7 +89,6 @@ func routeTLSSecretName(route *v1alpha1.FleetAppRoute) string {
 const (
 	reasonPublished      = "Published"
 	reasonAppNotFound    = "AppNotFound"
-	reasonNotJoined      = "NotJoined"
 	reasonNoHubGateway   = "NoHubGateway"
 	reasonNoIngress      = "NoIngress"
 	reasonHostTaken      = "HostTaken"
@@ -270,7 +269,7 @@ func (r *AppRouteReconciler) publication(ctx context.Context, route *v1alpha1.Fl
 		return pub, "", "", err
 	}
 	if join == nil || join.Namespace != route.Namespace {
-		return pub, reasonNotJoined, fmt.Sprintf("no FleetClusterJoin of %s joins cluster %s: join the app's cluster to a site", route.Namespace, app.Spec.Cluster), nil
+		return pub, v1alpha1.ReasonNotJoined, fmt.Sprintf("no FleetClusterJoin of %s joins cluster %s: join the app's cluster to a site", route.Namespace, app.Spec.Cluster), nil
 	}
 	work, err := routeWork(route, &app)
 	if err != nil {

@@ -228,6 +228,7 @@ func TestAppValuesOverWorkBudget(t *testing.T) {
 	v := appView{t, c, ws, cluster}
 	v.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ws}})
 	managedCluster(t, c, ws, cluster, "")
+	v.create(&v1alpha1.FleetClusterJoin{ObjectMeta: metav1.ObjectMeta{Namespace: ws, Name: cluster}, Spec: v1alpha1.FleetClusterJoinSpec{Cluster: cluster, Site: "berlin"}})
 	defer runControllers(t, sharedHub.Config, "apps")()
 
 	big := fmt.Sprintf(`{"blob":%q}`, strings.Repeat("v", 460<<10))

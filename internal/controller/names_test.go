@@ -85,6 +85,8 @@ func TestAppNamesAreInjective(t *testing.T) {
 	}
 	managedCluster(t, c, a.ws, cluster, "")
 	b.create(bindingOf(b.ws, cluster)) // both workspaces may use the cluster
+	// One join, of team-a, joins the cluster to a site: both workspaces' apps are delivered.
+	a.create(&v1alpha1.FleetClusterJoin{ObjectMeta: metav1.ObjectMeta{Namespace: a.ws, Name: cluster}, Spec: v1alpha1.FleetClusterJoinSpec{Cluster: cluster, Site: "berlin"}})
 	// Preset before the reconciler starts, as an upgrade finds them.
 	takenByApp := presetWork(t, c, cluster, "app.team.api", fleetLabels("team-a", "app"), owner("team-a/api"))
 	takenByNobody := presetWork(t, c, cluster, "app.team.lab", nil, nil)

@@ -262,6 +262,55 @@ func TestAppThroughTheFleet(t *testing.T) {
 		})
 	})
 
+	// A new chart version changes the chart, not the app: the app's status names the chart
+	// generation it describes (what fleet_chart's and fleet_app's wait_for wait for), and is
+	// Deployed only once the cluster runs the new chart, or Failed with Helm's message.
+	setVersion := func(version string) int64 {
+		t.Helper()
+		var c v1alpha1.FleetChart
+		c.Namespace, c.Name = pullWS, "hello"
+		testkit.Update(t, hub, &c, func(c *v1alpha1.FleetChart) { c.Spec.Version = version })
+		return c.Generation
+	}
+	atChart := func(generation int64, want v1alpha1.AppPhase, check func(*v1alpha1.FleetApp) error) func(*v1alpha1.FleetApp) error {
+		return func(a *v1alpha1.FleetApp) error {
+			if a.Status.ChartGeneration != generation {
+				return fmt.Errorf("status of chart generation %d, want %d", a.Status.ChartGeneration, generation)
+			}
+			if err := phase(want)(a); err != nil {
+				return err
+			}
+			return check(a)
+		}
+	}
+	t.Run("a new chart version: Deployed at the chart's new generation, with its digest", func(t *testing.T) {
+		d2 := p.source.PushChartT(t, "charts/hello", testbed.HelloChart("hello", "0.2.0"))
+		if _, err := p.mirror.Copy(ctx, p.source, "charts/hello", "0.2.0"); err != nil {
+			t.Fatal(err)
+		}
+		before := app().Status.Revision
+		gen := setVersion("0.2.0")
+		awaitApp("Deployed at chart generation "+fmt.Sprint(gen), atChart(gen, v1alpha1.AppDeployed, func(a *v1alpha1.FleetApp) error {
+			if a.Status.Digest != d2.Digest.String() || a.Status.Revision != before+1 {
+				return fmt.Errorf("digest %s revision %d; want %s, revision %d", a.Status.Digest, a.Status.Revision, d2.Digest, before+1)
+			}
+			return nil
+		}))
+	})
+	t.Run("a chart version that does not render: Failed with Helm's message", func(t *testing.T) {
+		p.source.PushChartT(t, "charts/hello", testbed.PackageChart("hello", "0.3.0", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }-broken\n"))
+		if _, err := p.mirror.Copy(ctx, p.source, "charts/hello", "0.3.0"); err != nil {
+			t.Fatal(err)
+		}
+		gen := setVersion("0.3.0")
+		a := awaitApp("Failed at chart generation "+fmt.Sprint(gen), atChart(gen, v1alpha1.AppFailed, func(*v1alpha1.FleetApp) error { return nil }))
+		if !strings.Contains(a.Status.Message, "the release failed") || !strings.Contains(a.Status.Message, "hello.yaml") {
+			t.Errorf("message %q: want the release's failure naming the template", a.Status.Message)
+		}
+		gen = setVersion("0.2.0")
+		awaitApp("Deployed again at chart generation "+fmt.Sprint(gen), atChart(gen, v1alpha1.AppDeployed, func(*v1alpha1.FleetApp) error { return nil }))
+	})
+
 	t.Run("deleting the app uninstalls the release", func(t *testing.T) {
 		a := app()
 		work := a.Status.WorkName

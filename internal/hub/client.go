@@ -96,6 +96,10 @@ func (c *Client) FieldManager() string { return c.fieldManager }
 // Live reads lists cached until this client writes their kind.
 func (c *Client) Live() Lister { return lister{c, c.live} }
 
+// Refresh drops the live lists of kind k (and every memo), so that the next read lists them
+// anew: for a reader that waits for someone else's writes, which the client does not see.
+func (c *Client) Refresh(k Kind) { c.live.invalidate(k.GroupVersionResource) }
+
 // AtStart reads lists as this client first read them, never refreshed by its own writes.
 func (c *Client) AtStart() Lister { return lister{c, c.atStart} }
 

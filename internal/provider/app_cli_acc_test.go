@@ -11,7 +11,7 @@ import (
 // TestAccAppPlanWarnings checks the warnings the CLI shows for an app whose cluster or chart is
 // not ready, each of which a resource of the plan may resolve: a cluster that is no
 // ManagedCluster, a cluster no join of the workspace names (the app waits), a join that exists
-// but is not Ready (named, with its reason), a chart not on the hub (also when a fleet_chart of
+// but is not Ready (named, with its reason; the app is delivered), a chart not on the hub (also when a fleet_chart of
 // the same plan creates it). An update that touches neither cluster nor chart checks nothing.
 func TestAccAppPlanWarnings(t *testing.T) {
 	w := newCLIWorkdir(t)
@@ -43,9 +43,10 @@ func TestAccAppPlanWarnings(t *testing.T) {
 	expect("cluster missing", app("not-registered", "hello", "{}"), map[string][]string{clusterMissing: {"FleetApp " + ws + "/hello", `"not-registered", which is not a ManagedCluster`}})
 	expect("cluster not joined", app(unjoined, "hello", "{}"), map[string][]string{notJoined: {
 		fmt.Sprintf("Cluster %q of FleetApp %s/hello is not joined", unjoined, ws), "no FleetClusterJoin of workspace " + ws + " names it",
-		"The app is written and waits", "a fleet_cluster_join of this plan may join it"}})
+		"The app is written and waits (phase Pending, reason NotJoined, nothing delivered to the cluster)", "a fleet_cluster_join of this plan may join it"}})
 	expect("join not Ready", app(waiting, "hello", "{}"), map[string][]string{joinNotReady: {
-		"FleetClusterJoin " + ws + "/j-waiting, which exists but is not Ready yet", `SiteNotFound: FleetSite "nowhere" not found`}})
+		"FleetClusterJoin " + ws + "/j-waiting, which exists but is not Ready yet", `SiteNotFound: FleetSite "nowhere" not found`,
+		"The app is delivered all the same"}})
 	expect("chart missing", app(ready, "nochart", "{}"), map[string][]string{chartMissing: {`installs chart "nochart"`, "If a fleet_chart of this configuration creates it"}})
 	// The chart of the same plan is not on the hub as the plan began: still a warning, in either order.
 	chart := "resource \"fleet_chart\" \"c\" {\n  name = \"newchart\"\n  workspace = \"" + ws + "\"\n  repository = \"charts/new\"\n  version = \"1.0.0\"\n}\n"

@@ -93,13 +93,14 @@ var appKind = hubresource.Kind[appModel]{
 		"uninstalls a release of that name and namespace that it did not install for this app, unless `adopt` is set.\n\n" +
 		"Plan-time checks (warnings: another resource of the plan may create what is missing, and the app waits on the hub meanwhile): " +
 		"`cluster` is not a ManagedCluster; it is in no ManagedClusterSet bound to the workspace (naming the sets that hold it: the " +
-		"hub delivers nothing to it, `NotBound`, until a binding exists); no `fleet_cluster_join` of the workspace joins it; its join exists but is not Ready yet " +
-		"(named, with its reason); `chart` is not a FleetChart of the workspace.",
+		"hub delivers nothing to it, `NotBound`, until a binding exists); no `fleet_cluster_join` joins it to a site (the hub delivers nothing to it, `NotJoined`, " +
+		"until a join names it; a join of another workspace counts); its join exists but is not Ready yet (named, with its reason: the app is delivered all the same); " +
+		"`chart` is not a FleetChart of the workspace.",
 	Attributes: map[string]schema.Attribute{
 		"chart": schema.StringAttribute{Required: true, MarkdownDescription: "Name of the `fleet_chart` (FleetChart) in the same workspace.",
 			Validators: []validator.String{stringvalidator.LengthBetween(1, 253), stringvalidator.RegexMatches(domainRE, "must be a FleetChart name")}},
 		"cluster": schema.StringAttribute{Required: true,
-			MarkdownDescription: "Name of the OCM ManagedCluster the release is installed on; it should be joined to a site (`fleet_cluster_join`) and Ready. Changing it replaces the app.",
+			MarkdownDescription: "Name of the OCM ManagedCluster the release is installed on; it must be joined to a site (`fleet_cluster_join`, of any workspace): until then the hub delivers nothing to it (phase `Pending`, reason `NotJoined`). Changing it replaces the app.",
 			Validators:          []validator.String{stringvalidator.LengthBetween(1, 253), stringvalidator.RegexMatches(domainRE, "must be a ManagedCluster name")},
 			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()}},
 		"release_name": schema.StringAttribute{Optional: true,
@@ -129,7 +130,8 @@ var appKind = hubresource.Kind[appModel]{
 				"`phase` is `OwnedElsewhere`, the `message` naming its owner. Defaults to `false`."},
 		"wait_for": schema.StringAttribute{Optional: true,
 			MarkdownDescription: "`deployed`: make apply wait, up to the `create`/`update` timeout (default 5 minutes), until the hub reports the release `Deployed` " +
-				"for the current spec; a release reported `Failed` fails the apply with the app's message. Unset, apply returns as soon as the hub has the app. " +
+				"for the current spec and the chart's current generation (`status.observedGeneration` and `status.chartGeneration`); a release reported `Failed` fails the apply with the app's message. " +
+				"A new chart version alone applies no `fleet_app`: set `wait_for` on the `fleet_chart` to wait for it. Unset, apply returns as soon as the hub has the app. " +
 				"Waiting needs `fleet-controller hub` (its apps reconciler) and the cluster's agent.",
 			Validators: []validator.String{stringvalidator.OneOf(waitForDeployed)}},
 		"phase": schema.StringAttribute{Computed: true, PlanModifiers: keepStatus,
@@ -265,8 +267,9 @@ func checkAppPlan(ctx context.Context, c hubresource.PlanCheck[appModel]) diag.D
 	return diags
 }
 
-// checkAppCluster warns when the app's cluster is no ManagedCluster, is not joined to a site in
-// the workspace, or its join is not Ready.
+// checkAppCluster warns when the app's cluster is no ManagedCluster, is not joined to a site (the
+// app then waits on the hub), or its join is not Ready (the app is delivered; its routes need the
+// join). A cluster joined by another workspace's join is joined: the app is delivered.
 func checkAppCluster(ctx context.Context, c hubresource.PlanCheck[appModel], id, cluster string, diags *diag.Diagnostics) {
 	clusters, err := c.Hub.List(ctx, siteClusterKind, "", "")
 	switch {
@@ -288,10 +291,13 @@ func checkAppCluster(ctx context.Context, c hubresource.PlanCheck[appModel], id,
 		return
 	}
 	join, elsewhere := joinOfCluster(clusters, joins, c.Workspace, cluster)
+	if elsewhere != "" {
+		return // joined by another workspace's join: the app is delivered; its routes' plans say what they need
+	}
 	if join == nil {
 		diags.AddAttributeWarning(path.Root("cluster"), "Cluster not joined",
-			fmt.Sprintf("Cluster %q of FleetApp %s is not joined to a site: %s. The app is written and waits until the cluster is joined; "+
-				"a fleet_cluster_join of this plan may join it.", cluster, id, notJoinedWhy(c.Workspace, elsewhere)))
+			fmt.Sprintf("Cluster %q of FleetApp %s is not joined to a site: no FleetClusterJoin of workspace %s names it. The app is written and waits (phase Pending, "+
+				"reason NotJoined, nothing delivered to the cluster) until a join names the cluster; a fleet_cluster_join of this plan may join it.", cluster, id, c.Workspace))
 		return
 	}
 	var j v1alpha1.FleetClusterJoin
@@ -308,8 +314,8 @@ func checkAppCluster(ctx context.Context, c hubresource.PlanCheck[appModel], id,
 			}
 		}
 		diags.AddAttributeWarning(path.Root("cluster"), "Cluster join not Ready",
-			fmt.Sprintf("Cluster %q of FleetApp %s is joined by FleetClusterJoin %s/%s, which exists but is not Ready yet (%s). The app is written and waits until the join is Ready; "+
-				"a fleet_cluster_join or fleet_site of this plan may fix what it waits for.", cluster, id, c.Workspace, join.GetName(), reason))
+			fmt.Sprintf("Cluster %q of FleetApp %s is joined by FleetClusterJoin %s/%s, which exists but is not Ready yet (%s). The app is delivered all the same (its release needs the join, not its readiness); "+
+				"what the join waits for concerns the app's routes, and a fleet_cluster_join or fleet_site of this plan may fix it.", cluster, id, c.Workspace, join.GetName(), reason))
 	}
 }
 
@@ -338,24 +344,31 @@ func joinOfCluster(clusters, joins []unstructured.Unstructured, ws, cluster stri
 	return nil, ""
 }
 
-// notJoinedWhy says why no join of ws counts for a cluster.
-func notJoinedWhy(ws, elsewhere string) string {
-	if elsewhere != "" {
-		return fmt.Sprintf("FleetClusterJoin %s, of another workspace, joins it (a cluster joins one site)", elsewhere)
-	}
-	return fmt.Sprintf("no FleetClusterJoin of workspace %s names it", ws)
-}
-
 // awaitApp waits, when wait_for says so, until the hub reports the app Deployed (or Failed, or
-// OwnedElsewhere) for
-// its current generation.
+// OwnedElsewhere) for the change this apply wrote: the app's generation and its chart's, which a
+// fleet_chart of the same apply may have changed just before.
 func awaitApp(ctx context.Context, c *hub.Client, applied *unstructured.Unstructured, m *appModel) (*unstructured.Unstructured, diag.Diagnostics) {
 	if m.WaitFor.ValueString() != waitForDeployed {
 		return nil, nil
 	}
-	return awaitPhase(ctx, c, applied, phaseWait{kind: fleetAppKind, want: string(v1alpha1.AppDeployed),
-		done: []string{string(v1alpha1.AppDeployed)}, failed: []string{string(v1alpha1.AppFailed), string(v1alpha1.AppOwnedElsewhere)}, on: fmt.Sprintf("cluster %q", m.Cluster.ValueString()),
-		reporter: "`fleet-controller hub` (its apps reconciler) must run on the hub and the cluster's agent must report the release."})
+	w := appWait
+	w.current = func(obj *unstructured.Unstructured) bool {
+		chart, err := c.Get(ctx, fleetChartKind, obj.GetNamespace(), m.Chart.ValueString())
+		return err == nil && appCurrent(obj, chart.GetGeneration())
+	}
+	return awaitPhase(ctx, c, applied, w)
+}
+
+// appWait is what a wait for apps to be Deployed waits for.
+var appWait = phaseWait{kind: fleetAppKind, want: string(v1alpha1.AppDeployed),
+	done: []string{string(v1alpha1.AppDeployed)}, failed: []string{string(v1alpha1.AppFailed), string(v1alpha1.AppOwnedElsewhere)}, on: onCluster,
+	reporter: "`fleet-controller hub` (its apps reconciler) must run on the hub and the cluster's agent must report the release."}
+
+// appCurrent tells whether an app's status describes its spec's generation and its chart's
+// generation chartGeneration.
+func appCurrent(app *unstructured.Unstructured, chartGeneration int64) bool {
+	observed, _, _ := unstructured.NestedInt64(app.Object, "status", "chartGeneration")
+	return observedCurrent(app) && observed >= chartGeneration
 }
 
 // keepStatusOnSameSpec plans a status attribute as in state when the configuration differs from

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -212,8 +213,9 @@ func TestAccApp_lifecycle(t *testing.T) {
 	})
 }
 
-// answerApp plays the hub's apps reconciler once: when the app's spec is newer than its status,
-// it reports status for the current generation. It runs until the test ends.
+// answerApp plays the hub's apps reconciler once: when the app's status is older than its spec or
+// its chart's spec, it reports status for both current generations, a second later (so that an
+// apply that does not wait returns before it). It runs until it has answered or the test ends.
 func answerApp(t *testing.T, h *siteHub, name string, status map[string]any) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -223,12 +225,19 @@ func answerApp(t *testing.T, h *siteHub, name string, status map[string]any) {
 			if err != nil {
 				return false, nil //nolint:nilerr // not created yet: poll again
 			}
+			chartName, _, _ := unstructured.NestedString(u.Object, "spec", "chart")
+			chart, err := h.ri("FleetChart").Get(ctx, chartName, metav1.GetOptions{})
+			if err != nil {
+				return false, nil //nolint:nilerr // not created yet: poll again
+			}
 			observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
-			if observed >= u.GetGeneration() {
+			chartObserved, _, _ := unstructured.NestedInt64(u.Object, "status", "chartGeneration")
+			if observed >= u.GetGeneration() && chartObserved >= chart.GetGeneration() {
 				return false, nil
 			}
+			time.Sleep(time.Second)
 			s := jsonCopy(status)
-			s["observedGeneration"] = u.GetGeneration()
+			s["observedGeneration"], s["chartGeneration"] = u.GetGeneration(), chart.GetGeneration()
 			u.Object["status"] = s
 			_, err = h.ri("FleetApp").UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: "test-controller"})
 			return err == nil, nil
@@ -265,6 +274,86 @@ func TestAccApp_waitFor(t *testing.T) {
   values = jsonencode({ replicaCount = "many" })
   wait_for = "deployed"`),
 				ExpectError: expectError("FleetApp failed", "FleetApp "+ws+"/hello is Failed on cluster", "helm upgrade: values don't meet the chart's schema"),
+			},
+		},
+	})
+}
+
+// TestAccChart_waitFor: a new chart version changes the FleetChart, not the app, so that no
+// fleet_app is applied for it; with wait_for = "deployed" on the chart, apply waits until the
+// chart's apps report Deployed for the chart's new generation, and a version whose upgrade fails
+// fails the apply with the app's message.
+func TestAccChart_waitFor(t *testing.T) {
+	h, ws, cluster := appHub(t)
+	config := func(version string) string {
+		return fmt.Sprintf(`
+resource "fleet_chart" "c" {
+  name       = "web-chart"
+  workspace  = %[1]q
+  repository = "charts/web"
+  version    = %[3]q
+  wait_for   = "deployed"
+}
+
+resource "fleet_app" "web" {
+  name      = "web"
+  workspace = %[1]q
+  chart     = fleet_chart.c.name
+  cluster   = %[2]q
+  namespace = "web"
+  wait_for  = "deployed"
+}
+`, ws, cluster, version)
+	}
+	// The app's status, on the hub, describes the chart's current generation when apply returns.
+	answered := func(revision int64) resource.TestCheckFunc {
+		return func(*terraform.State) error {
+			app, err := h.get("FleetApp", "web")
+			if err != nil {
+				return err
+			}
+			chart, err := h.get("FleetChart", "web-chart")
+			if err != nil {
+				return err
+			}
+			got, _, _ := unstructured.NestedInt64(app.Object, "status", "chartGeneration")
+			rev, _, _ := unstructured.NestedInt64(app.Object, "status", "revision")
+			if got != chart.GetGeneration() || rev != revision {
+				return fmt.Errorf("apply returned with the app's status of chart generation %d, revision %d; the chart is at generation %d, want revision %d",
+					got, rev, chart.GetGeneration(), revision)
+			}
+			return nil
+		}
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Providers,
+		CheckDestroy:             h.checkGone,
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() {
+					answerApp(t, h, "web", map[string]any{"phase": "Deployed", "revision": 1, "digest": testDigest, "message": "installed"})
+				},
+				Config: config("0.1.0"),
+				Check:  answered(1),
+			},
+			{
+				// Only the chart changes: the app is not applied, the chart's apply waits for it.
+				PreConfig: func() {
+					answerApp(t, h, "web", map[string]any{"phase": "Deployed", "revision": 2, "digest": testDigest, "message": "upgraded"})
+				},
+				Config: config("0.2.0"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("fleet_chart.c", plancheck.ResourceActionUpdate),
+					plancheck.ExpectResourceAction("fleet_app.web", plancheck.ResourceActionNoop),
+				}},
+				Check: answered(2),
+			},
+			{
+				PreConfig: func() {
+					answerApp(t, h, "web", map[string]any{"phase": "Failed", "revision": 2, "message": "the release failed: helm upgrade: chart web-0.3.0: template: web/templates/deploy.yaml:3: bad"})
+				},
+				Config:      config("0.3.0"),
+				ExpectError: expectError("FleetApp failed", "FleetApp "+ws+"/web is Failed on cluster", "helm upgrade: chart web-0.3.0"),
 			},
 		},
 	})

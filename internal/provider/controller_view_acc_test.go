@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -224,12 +225,13 @@ data "fleet_oci_routing" "ws" {
 			{
 				// The controller stops and a route changes: its status no longer describes its spec,
 				// so the routing is the provider's again and that route has no status. The clusters'
-				// chains are still those the controller delivered.
+				// chains are still those the controller delivered. (Read at once: no waiting for a
+				// controller that is gone.)
 				PreConfig: func() {
 					hc.stop()
 					f.PatchRoute("fallback", `{"spec":{"priority":900}}`)
 				},
-				Config: cfg,
+				Config: strings.ReplaceAll(cfg, "  workspace = ", "  wait_for_controller = \"0s\"\n  workspace = "),
 				ConfigStateChecks: checks(
 					chain("us", "controller", "fallback", "default", "0s", delivered("fallback", "us"), source),
 					routing("provider",
@@ -405,4 +407,121 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestAccDataSources_waitForController: a route changed in an apply and the chain and routing
+// data sources read after it in the same apply show what the controller delivered for the new
+// spec, not the chain of the apply before: they wait for the route's status to catch up. With
+// wait_for_controller = "0s" and the controller stopped they read at once, and warn when a
+// wait ends before the controller has reported.
+func TestAccDataSources_waitForController(t *testing.T) {
+	kube := testHub(t)
+	ws := testWorkspace(t, kube)
+	f := newHubFixtures(t, ws)
+	f.ClusterSet("fleet")
+	f.Cluster("eu-1", "fleet", nil)
+	f.Registry("source", "source", "source.example.com/fleet")
+	f.Registry("mirror-a", "mirror", "mirror-a.example.com/fleet")
+	f.Registry("mirror-b", "mirror", "mirror-b.example.com/fleet")
+	hc := newControllerHub(t, kube, f, "eu-1")
+	hc.start()
+
+	cfg := func(mirror, wait string) string {
+		return routeConfig(ws, "eu", fmt.Sprintf(`  priority      = 10
+  cluster_names = [%q]
+  registries    = [%q, "source"]`, f.Name("eu-1"), mirror)) + fmt.Sprintf(`
+data "fleet_oci_chain" "eu" {
+  workspace  = %[1]q
+  cluster    = %[2]q
+  depends_on = [fleet_oci_route.eu]
+%[3]s
+}
+
+data "fleet_oci_routing" "ws" {
+  workspace  = %[1]q
+  depends_on = [fleet_oci_route.eu]
+%[3]s
+}
+`, ws, f.Name("eu-1"), wait)
+	}
+	chainIs := func(mirror string) []statecheck.StateCheck {
+		return []statecheck.StateCheck{
+			statecheck.ExpectKnownValue("data.fleet_oci_chain.eu", tfjsonpath.New("resolved_by"), knownvalue.StringExact("controller")),
+			statecheck.ExpectKnownValue("data.fleet_oci_chain.eu", tfjsonpath.New("registries"), knownvalue.ListExact([]knownvalue.Check{
+				knownvalue.ObjectPartial(map[string]knownvalue.Check{"name": knownvalue.StringExact(mirror)}),
+				knownvalue.ObjectPartial(map[string]knownvalue.Check{"name": knownvalue.StringExact("source")}),
+			})),
+			statecheck.ExpectKnownValue("data.fleet_oci_routing.ws", tfjsonpath.New("resolved_by"), knownvalue.StringExact("controller")),
+		}
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Providers,
+		Steps: []resource.TestStep{
+			{
+				// The route is new: no status yet, nothing to wait for; once the controller has
+				// reported, a second apply reads its view.
+				Config: cfg("mirror-a", ""),
+			},
+			{
+				PreConfig:         func() { hc.converged(func(*v1alpha1.OCIStorageRoute) error { return nil }, "eu-1") },
+				Config:            cfg("mirror-a", ""),
+				ConfigStateChecks: chainIs("mirror-a"),
+			},
+			{
+				// One apply: the route changes, and the data sources read after it show the new chain.
+				Config:            cfg("mirror-b", ""),
+				ConfigStateChecks: chainIs("mirror-b"),
+			},
+			{
+				// The controller stops: a change is not waited for beyond wait_for_controller, and
+				// the warning says the values may be stale.
+				PreConfig: func() { hc.stop() },
+				Config:    cfg("mirror-a", `  wait_for_controller = "1s"`),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("data.fleet_oci_chain.eu", tfjsonpath.New("registries"), knownvalue.ListExact([]knownvalue.Check{
+						knownvalue.ObjectPartial(map[string]knownvalue.Check{"name": knownvalue.StringExact("mirror-b")}), // the delivered chain, stale
+						knownvalue.ObjectPartial(map[string]knownvalue.Check{"name": knownvalue.StringExact("source")}),
+					})),
+					statecheck.ExpectKnownValue("data.fleet_oci_routing.ws", tfjsonpath.New("resolved_by"), knownvalue.StringExact("provider")),
+				},
+			},
+		},
+	})
+}
+
+// TestAccDataSources_waitForControllerWarns: a route whose status is for an earlier generation
+// makes the chain and pull status data sources wait for wait_for_controller, then warn that
+// their values may be stale, naming the route; "0s" reads at once without a warning.
+func TestAccDataSources_waitForControllerWarns(t *testing.T) {
+	w := newCLIWorkdir(t)
+	kube := testHub(t)
+	ws := testWorkspace(t, kube)
+	f := newHubFixtures(t, ws)
+	f.ClusterSet("fleet")
+	f.Cluster("eu-1", "fleet", nil)
+	f.Registry("source", "source", "source.example.com/fleet")
+	f.Route("eu", map[string]any{"priority": 10, "clusterNames": []any{f.Name("eu-1")}, "registries": []any{"source"}})
+	ri := f.dyn.Resource(routesGVR).Namespace(ws)
+	u, err := ri.Get(context.Background(), "eu", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Object["status"] = map[string]any{"observedGeneration": u.GetGeneration()}
+	if _, err := ri.UpdateStatus(context.Background(), u, metav1.UpdateOptions{FieldManager: "test-controller"}); err != nil {
+		t.Fatal(err)
+	}
+	f.PatchRoute("eu", `{"spec":{"priority":20}}`) // generation 2; the status still describes 1
+	chain := func(wait string) string {
+		return fmt.Sprintf("data \"fleet_oci_chain\" \"eu\" {\n  workspace = %q\n  cluster = %q\n  wait_for_controller = %q\n}\n", ws, f.Name("eu-1"), wait)
+	}
+	const stale = "The controller has not caught up"
+	d, failed := w.plan(chain("1s"))
+	expectWarnings(t, "status of an earlier generation", d, failed, []string{stale}, map[string][]string{stale: {
+		"Waited 1s (wait_for_controller)", "OCIStorageRoute eu (generation 2, status of 1) in workspace " + ws, "The values read may be stale"}})
+	d, failed = w.plan(chain("0s"))
+	expectWarnings(t, "no wait", d, failed, []string{stale}, nil)
+	// fleet_oci_pull_status shows each pull's route and chain: it waits alike.
+	d, failed = w.plan(fmt.Sprintf("data \"fleet_oci_pull_status\" \"ws\" {\n  workspace = %q\n  wait_for_controller = \"1s\"\n}\n", ws))
+	expectWarnings(t, "pull status, status of an earlier generation", d, failed, []string{stale}, map[string][]string{stale: {
+		"OCIStorageRoute eu (generation 2, status of 1) in workspace " + ws}})
 }

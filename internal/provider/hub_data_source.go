@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -170,4 +174,89 @@ func readStatus(u *unstructured.Unstructured, st any, diags *diag.Diagnostics) b
 // readyCondition is the Ready condition of conds; callers have checked it is there.
 func readyCondition(conds []metav1.Condition) *metav1.Condition {
 	return meta.FindStatusCondition(conds, v1alpha1.ReadyCondition)
+}
+
+// waitForControllerDefault is how long a data source waits for the controller unless its
+// wait_for_controller says otherwise.
+const waitForControllerDefault = 30 * time.Second
+
+// controllerPoll is how often a data source that waits reads the status again.
+var controllerPoll = 500 * time.Millisecond
+
+// waitForControllerAttr is the wait_for_controller attribute of the data sources that read what
+// a controller reports; what names what they wait for.
+func waitForControllerAttr(what string) schema.StringAttribute {
+	return schema.StringAttribute{Optional: true, Validators: []validator.String{durationValidator{max: time.Hour}},
+		MarkdownDescription: "How long the read waits, at most, for the controller to report on " + what + " at their current generation " +
+			"(`status.observedGeneration` equal to `metadata.generation`), so that a change made earlier in the same apply shows in one apply. " +
+			"A duration such as `\"30s\"` (the default) or `\"2m\"`, at most `1h`; `\"0s\"` reads at once. Objects whose status no controller has " +
+			"ever written are not waited for (no controller serves them, or it has not started on them). When the wait ends first, the read " +
+			"returns what the hub has, with a warning that the values may be stale."}
+}
+
+// awaitController waits, up to wait (wait_for_controller), until the status of every object of
+// kind k in ws (only the one named name, unless it is "") describes its current generation, and
+// then drops the live lists of k and of the kinds in also, so that what the data source reads
+// next is what the controller wrote. Objects no controller has reported on (no observed
+// generation) are not waited for. A wait that ends first is a warning, not an error: the values
+// read may be stale. A failed list ends the wait silently: the read that follows reports it.
+func (d *hubDataSource) awaitController(ctx context.Context, k hub.Kind, ws, name string, wait types.String, diags *diag.Diagnostics, also ...hub.Kind) {
+	if d.env == nil || d.env.Client == nil {
+		return
+	}
+	timeout := waitForControllerDefault
+	if !wait.IsNull() && !wait.IsUnknown() {
+		if v, err := time.ParseDuration(wait.ValueString()); err == nil {
+			timeout = v
+		}
+	}
+	defer func() {
+		for _, kind := range append([]hub.Kind{k}, also...) {
+			d.env.Client.Refresh(kind)
+		}
+	}()
+	if timeout <= 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var lagging []string
+	for ctx.Err() == nil {
+		d.env.Client.Refresh(k)
+		items, err := d.env.Client.List(ctx, k, ws, "")
+		if err != nil && ctx.Err() == nil {
+			return
+		}
+		if err == nil {
+			lagging = laggingStatus(items, name)
+			if len(lagging) == 0 {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(controllerPoll):
+		}
+	}
+	diags.AddWarning("The controller has not caught up",
+		fmt.Sprintf("Waited %s (wait_for_controller) for the controller to report on the current spec of %s %s in workspace %s; it has not yet. "+
+			"The values read may be stale (they describe an earlier spec): apply again to read them anew, or raise wait_for_controller.",
+			timeout, k.Kind, strings.Join(lagging, ", "), ws))
+}
+
+// laggingStatus names the objects of items (only the one named name, unless it is "") whose
+// status a controller wrote for an earlier generation than their current one.
+func laggingStatus(items []unstructured.Unstructured, name string) []string {
+	var lagging []string
+	for i := range items {
+		u := &items[i]
+		if name != "" && u.GetName() != name {
+			continue
+		}
+		observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+		if observed > 0 && observed != u.GetGeneration() {
+			lagging = append(lagging, fmt.Sprintf("%s (generation %d, status of %d)", u.GetName(), u.GetGeneration(), observed))
+		}
+	}
+	return lagging
 }

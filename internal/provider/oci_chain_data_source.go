@@ -33,6 +33,7 @@ type ociChainModel struct {
 	ReplicationWait types.String    `tfsdk:"replication_wait"`
 	ResolvedBy      types.String    `tfsdk:"resolved_by"`
 	Delivery        types.String    `tfsdk:"delivery"`
+	WaitFor         types.String    `tfsdk:"wait_for_controller"`
 }
 
 type chainRegistry struct {
@@ -50,8 +51,9 @@ func (d *ociChainDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 			"it has handled the cluster), the provider resolves the chain itself from the routes, registries and clusters on the hub. " +
 			"`resolved_by` says which of the two you are looking at; either way no controller is needed to use this data source.",
 		Attributes: map[string]schema.Attribute{
-			"workspace": schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: "Workspace (hub namespace). Defaults to the provider's `workspace`."},
-			"cluster":   schema.StringAttribute{Required: true, MarkdownDescription: "Name of the OCM ManagedCluster, a member of a ManagedClusterSet bound to the workspace."},
+			"workspace":           schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: "Workspace (hub namespace). Defaults to the provider's `workspace`."},
+			"cluster":             schema.StringAttribute{Required: true, MarkdownDescription: "Name of the OCM ManagedCluster, a member of a ManagedClusterSet bound to the workspace."},
+			"wait_for_controller": waitForControllerAttr("the workspace's routes (OCIStorageRoutes), and so on the clusters' delivered chains,"),
 			"route": schema.StringAttribute{Computed: true,
 				MarkdownDescription: "The route the cluster's chain comes from; null when no route matches the cluster (it then has no chain)."},
 			"matched_by": schema.StringAttribute{Computed: true,
@@ -87,6 +89,7 @@ func (d *ociChainDataSource) Read(ctx context.Context, req datasource.ReadReques
 		return
 	}
 	ws := d.workspace(m.Workspace)
+	d.awaitController(ctx, inventory.RouteKind, ws, "", m.WaitFor, &resp.Diagnostics, clusterStorageKind)
 	inv, rep := d.resolve(ctx, ws, &resp.Diagnostics)
 	if inv == nil {
 		return

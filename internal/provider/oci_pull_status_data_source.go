@@ -20,6 +20,7 @@ import (
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
+	"github.com/umkim/terraform-provider-fleet/internal/inventory"
 	"github.com/umkim/terraform-provider-fleet/internal/pullwork"
 )
 
@@ -42,6 +43,7 @@ type ociPullStatusModel struct {
 	Counts               *pullCounts     `tfsdk:"counts"`
 	Clusters             types.Int64     `tfsdk:"clusters"`
 	ClustersWithoutPulls []string        `tfsdk:"clusters_without_pulls"`
+	WaitFor              types.String    `tfsdk:"wait_for_controller"`
 }
 
 type pullStatusRow struct {
@@ -91,7 +93,8 @@ func (d *ociPullStatusDataSource) Schema(_ context.Context, _ datasource.SchemaR
 			"are null. The data source needs `fleet-controller`'s CRDs on the hub (they come with its Helm chart) and reads only the " +
 			"workspace's namespace: the chart's `fleet-tenant` ClusterRole, bound in the workspace, is enough.",
 		Attributes: map[string]schema.Attribute{
-			"workspace": schema.StringAttribute{Required: true, MarkdownDescription: "Workspace (hub namespace) whose pulls to show."},
+			"workspace":           schema.StringAttribute{Required: true, MarkdownDescription: "Workspace (hub namespace) whose pulls to show."},
+			"wait_for_controller": waitForControllerAttr("the workspace's routes (OCIStorageRoutes), whose route and chain each pull shows,"),
 			"cluster": schema.StringAttribute{Optional: true,
 				MarkdownDescription: "Show only the pulls of this cluster (the ManagedCluster's name, which is also its namespace on the hub). " +
 					"Unset: every cluster of the workspace."},
@@ -182,6 +185,7 @@ func (d *ociPullStatusDataSource) Read(ctx context.Context, req datasource.ReadR
 			fmt.Sprintf("Namespace %q does not exist on the hub, so it is no workspace. Check the name (and the provider's hub connection).", ws))
 		return
 	}
+	d.awaitController(ctx, inventory.RouteKind, ws, "", m.WaitFor, &resp.Diagnostics, clusterStorageKind)
 	pulls, storages := loadPulls(ctx, d.env.Client.Live(), ws, cluster, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return

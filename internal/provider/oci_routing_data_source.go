@@ -7,6 +7,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/umkim/terraform-provider-fleet/internal/inventory"
 )
 
 var _ datasource.DataSourceWithConfigure = &ociRoutingDataSource{}
@@ -24,6 +26,7 @@ type ociRoutingModel struct {
 	Routes            []routingRoute `tfsdk:"routes"`
 	UnmatchedClusters []string       `tfsdk:"unmatched_clusters"`
 	Conflicts         []string       `tfsdk:"conflicts"`
+	WaitFor           types.String   `tfsdk:"wait_for_controller"`
 }
 
 type routingRoute struct {
@@ -47,7 +50,8 @@ func (d *ociRoutingDataSource) Schema(_ context.Context, _ datasource.SchemaRequ
 			"`fleet-controller hub`. When the controller runs, each route also shows its health as the controller reports it in the " +
 			"route's status (`ready`, `status`, `matched_clusters`), and `resolved_by` says whether the controller has caught up with every route.",
 		Attributes: map[string]schema.Attribute{
-			"workspace": schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: "Workspace (hub namespace). Defaults to the provider's `workspace`."},
+			"workspace":           schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: "Workspace (hub namespace). Defaults to the provider's `workspace`."},
+			"wait_for_controller": waitForControllerAttr("the workspace's routes (OCIStorageRoutes)"),
 			"resolved_by": schema.StringAttribute{Computed: true,
 				MarkdownDescription: "`controller` when the workspace has routes and `fleet-controller hub` has reported on the current spec of every one " +
 					"of them (each route's `status.observedGeneration` equals its `metadata.generation`, and the status has a `Ready` condition); " +
@@ -93,6 +97,7 @@ func (d *ociRoutingDataSource) Read(ctx context.Context, req datasource.ReadRequ
 		return
 	}
 	ws := d.workspace(m.Workspace)
+	d.awaitController(ctx, inventory.RouteKind, ws, "", m.WaitFor, &resp.Diagnostics, clusterStorageKind)
 	inv, rep := d.resolve(ctx, ws, &resp.Diagnostics)
 	if inv == nil {
 		return

@@ -28,14 +28,16 @@ type storageSiteDeploymentDataModel struct {
 	ID        types.String `tfsdk:"id"`
 	Name      types.String `tfsdk:"name"`
 	Workspace types.String `tfsdk:"workspace"`
+	WaitFor   types.String `tfsdk:"wait_for_controller"`
 	ssdFields
 }
 
 func (d *storageSiteDeploymentDataSource) Schema(ctx context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
 	attrs := map[string]schema.Attribute{
-		"id":        schema.StringAttribute{Computed: true, MarkdownDescription: "`workspace/name`."},
-		"name":      schema.StringAttribute{Required: true, MarkdownDescription: "Name of the StorageSiteDeployment."},
-		"workspace": schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: "Workspace (hub namespace). Defaults to the provider's `workspace`."},
+		"id":                  schema.StringAttribute{Computed: true, MarkdownDescription: "`workspace/name`."},
+		"name":                schema.StringAttribute{Required: true, MarkdownDescription: "Name of the StorageSiteDeployment."},
+		"workspace":           schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: "Workspace (hub namespace). Defaults to the provider's `workspace`."},
+		"wait_for_controller": waitForControllerAttr("the StorageSiteDeployment"),
 	}
 	for name, a := range ssdResourceAttributes() {
 		if name == "wait_for" {
@@ -99,6 +101,7 @@ func (d *storageSiteDeploymentDataSource) Read(ctx context.Context, req datasour
 		return
 	}
 	ws, name := d.workspace(m.Workspace), m.Name.ValueString()
+	d.awaitController(ctx, storageSiteDeploymentKind, ws, name, m.WaitFor, &resp.Diagnostics)
 	obj, err := d.env.Client.Get(ctx, storageSiteDeploymentKind, ws, name)
 	switch {
 	case errors.Is(err, hub.ErrKindNotServed):

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -138,16 +139,17 @@ var (
 
 // Documentation of the attributes, shared by the resource and the data source.
 const (
-	ssdDocCluster        = "Name of the OCM ManagedCluster (the site) whose storage is requested; the ManifestWork that carries the request lives in the cluster's hub namespace. Changing it replaces the deployment, which leaves the storage already deployed on the old site in place (orphaned)."
-	ssdDocSiteNamespace  = "Namespace on the site where the simplyblock operator runs and the discovery, draft and storage cluster are created. Defaults to `simplyblock`."
-	ssdDocDraftName      = "Name of the draft (`ClusterDeploymentConfig`) the site's discovery writes and the sizing and approval are applied to. Defaults to `site-draft`. Changing it replaces the deployment (the old draft stays on the site)."
-	ssdDocDiscover       = "Which of the site's nodes the discovery inspects. Changing it starts a new discovery run."
-	ssdDocSizing         = "Sizing applied onto the site's draft once the discovery has written it. An attribute left out keeps the value the discovery wrote (see `draft.cluster`)."
-	ssdDocApproved       = "Approves the site's draft, which makes the site expand it into a storage cluster. Review `draft` (phase `Drafted`) first. **Approval is one-way**: once `true` it cannot be set back to `false` (the plan fails), as the draft's own approval cannot. Defaults to `false`."
-	ssdDocPhase          = "Where the deployment is, as the hub reports it: `Pending`, `Discovering`, `Drafted` (review `draft` and approve), `Deploying`, `Online` or `Failed`; null until a controller has handled it."
-	ssdDocMessage        = "One sentence from the hub: what the deployment waits for, or why it failed."
-	ssdDocDraft          = "The site's draft as projected back to the hub: the nodes and devices the discovery found, for review before approving."
-	ssdDocStorageCluster = "The storage cluster the approved draft expanded into, once the site reports it. `uuid` and `pool` are what a StorageClass names (`cluster_id`, `pool_name`); they are known at plan once reported and stay known across updates."
+	ssdDocCluster       = "Name of the OCM ManagedCluster (the site) whose storage is requested; the ManifestWork that carries the request lives in the cluster's hub namespace. Changing it replaces the deployment, which leaves the storage already deployed on the old site in place (orphaned)."
+	ssdDocSiteNamespace = "Namespace on the site where the simplyblock operator runs and the discovery, draft and storage cluster are created. Defaults to `simplyblock`."
+	ssdDocDraftName     = "Name of the draft (`ClusterDeploymentConfig`) the site's discovery writes and the sizing and approval are applied to. Defaults to `site-draft`. Changing it replaces the deployment (the old draft stays on the site)."
+	ssdDocDiscover      = "Which of the site's nodes the discovery inspects. Changing it starts a new discovery run."
+	ssdDocSizing        = "Sizing applied onto the site's draft once the discovery has written it. An attribute left out keeps the value the discovery wrote (see `draft.cluster`)."
+	ssdDocApproved      = "Approves the site's draft, which makes the site expand it into a storage cluster. Review `draft` (phase `Drafted`) first. **Approval is one-way**: once `true` it cannot be set back to `false` (the plan fails), as the draft's own approval cannot. Defaults to `false`."
+	ssdDocPhase         = "Where the deployment is, as the hub reports it: `Pending`, `Discovering`, `Drafted` (review `draft` and approve), `Deploying`, `Online` or `Failed`; null until a controller has handled it."
+	ssdDocMessage       = "One sentence from the hub: what the deployment waits for, or why it failed."
+	ssdDocDraft         = "The site's draft as projected back to the hub: the nodes and devices the discovery found, for review before approving. " +
+		"An update plans unknown only what it can alter: the nodes stay known unless `discover` or `site_namespace` changes, the template unless `sizing` changes, the approval unless `approved` changes."
+	ssdDocStorageCluster = "The storage cluster the approved draft expanded into, once the site reports it. `uuid` and `pool` are what a StorageClass names (`cluster_id`, `pool_name`); they are known at plan once reported and stay known across updates. Until `approved` is set, an update plans it null."
 )
 
 func ssdResourceAttributes() map[string]schema.Attribute {
@@ -209,7 +211,7 @@ func ssdResourceAttributes() map[string]schema.Attribute {
 		},
 		"phase":   schema.StringAttribute{Computed: true, MarkdownDescription: ssdDocPhase},
 		"message": schema.StringAttribute{Computed: true, MarkdownDescription: ssdDocMessage},
-		"draft": schema.SingleNestedAttribute{Computed: true, MarkdownDescription: ssdDocDraft, Attributes: map[string]schema.Attribute{
+		"draft": schema.SingleNestedAttribute{Computed: true, MarkdownDescription: ssdDocDraft, PlanModifiers: []planmodifier.Object{keepSettledDraft{}}, Attributes: map[string]schema.Attribute{
 			"name":     schema.StringAttribute{Computed: true, MarkdownDescription: "The draft's name on the site."},
 			"phase":    schema.StringAttribute{Computed: true, MarkdownDescription: "The draft's phase on the site: `Draft`, `Expanding`, `Expanded` or `Failed`."},
 			"message":  schema.StringAttribute{Computed: true, MarkdownDescription: "The draft's own message: its validation findings, or why it failed."},
@@ -619,20 +621,163 @@ func (oneWayApproval) PlanModifyBool(ctx context.Context, req planmodifier.BoolR
 			id.ValueString(), cluster.ValueString()))
 }
 
-// keepStorageClusterID keeps the storage cluster's name, uuid and pool known across an update
-// once the site reported them: they identify the cluster, which an update of the same deployment
-// does not change (a replacement plans them anew). Its phase and nodes may change: unknown.
+// ssdChange is what an update of a deployment changes: plan modifiers keep known what it
+// cannot alter. Outside an update (a create, or the create of a replacement, which Terraform
+// plans with no prior state) there is nothing to keep.
+type ssdChange struct {
+	update bool
+	// planned and prior are the planned and prior models of an update.
+	planned, prior storageSiteDeploymentModel
+	// rediscover: the site's discovery runs anew (another site namespace or discover), so the
+	// draft may change whole.
+	rediscover bool
+	sizing     bool // the sizing applied onto the draft changes
+	approved   bool // the approval changes
+}
+
+func ssdChangeOf(ctx context.Context, plan tfsdk.Plan, state tfsdk.State, diags *diag.Diagnostics) ssdChange {
+	var c ssdChange
+	if plan.Raw.IsNull() || state.Raw.IsNull() {
+		return c
+	}
+	if diags.Append(plan.Get(ctx, &c.planned)...); diags.HasError() {
+		return c
+	}
+	if diags.Append(state.Get(ctx, &c.prior)...); diags.HasError() {
+		return c
+	}
+	p, s := c.planned, c.prior
+	c.update = true
+	c.rediscover = !p.SiteNamespace.Equal(s.SiteNamespace) || !p.Discover.Equal(s.Discover)
+	c.sizing = !p.Sizing.Equal(s.Sizing)
+	c.approved = !p.Approved.Equal(s.Approved)
+	return c
+}
+
+// keepSettledDraft plans, on an update, the parts of the reported draft that the update cannot
+// alter as they are in state, rather than the whole draft unknown (the framework's default for a
+// computed attribute when anything changes). Only what has settled is kept: the site moves on by
+// itself while it works, and a value planned known must be what apply reads back.
+//   - name, node_sets and node_refs: the discovery's result, unless the discovery runs anew
+//     (site_namespace or discover change) or has not named nodes yet;
+//   - cluster: the template with the sizing applied, unless the sizing changes or the draft does
+//     not show the sizing in state yet;
+//   - approved: unless the approval changes or the draft does not carry the one in state yet;
+//   - phase and message: while an unapproved draft waits for review (Draft) or once it is
+//     Expanded, unless the sizing or the approval changes.
+type keepSettledDraft struct{}
+
+func (keepSettledDraft) Description(context.Context) string {
+	return "On an update, the parts of the draft the change cannot alter stay known at plan."
+}
+func (m keepSettledDraft) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
+
+func (keepSettledDraft) PlanModifyObject(ctx context.Context, req planmodifier.ObjectRequest, resp *planmodifier.ObjectResponse) {
+	if !req.PlanValue.IsUnknown() || req.StateValue.IsNull() || req.StateValue.IsUnknown() {
+		return
+	}
+	c := ssdChangeOf(ctx, req.Plan, req.State, &resp.Diagnostics)
+	if !c.update || c.rediscover {
+		return
+	}
+	prior := req.StateValue.Attributes()
+	planned := map[string]attr.Value{
+		"name": prior["name"], "node_sets": prior["node_sets"], "node_refs": prior["node_refs"],
+		"cluster": prior["cluster"], "approved": prior["approved"], "phase": prior["phase"], "message": prior["message"],
+	}
+	unknown := func(names ...string) {
+		for _, n := range names {
+			planned[n] = newUnknown(ssdDraftTypes[n])
+		}
+	}
+	if refs, _ := prior["node_refs"].(types.Set); refs.IsNull() || len(refs.Elements()) == 0 {
+		unknown("name", "node_sets", "node_refs")
+	}
+	cluster, _ := prior["cluster"].(types.Object)
+	if c.sizing || !c.prior.Sizing.IsNull() && !objectCovers(c.prior.Sizing, cluster) {
+		unknown("cluster")
+	}
+	if approved, _ := prior["approved"].(types.Bool); c.approved || !approved.Equal(c.prior.Approved) {
+		unknown("approved")
+	}
+	phase, _ := prior["phase"].(types.String)
+	waitsForReview := phase.ValueString() == "Draft" && !c.planned.Approved.ValueBool()
+	if c.sizing || c.approved || !waitsForReview && phase.ValueString() != "Expanded" {
+		unknown("phase", "message")
+	}
+	v, d := types.ObjectValue(ssdDraftTypes, planned)
+	if resp.Diagnostics.Append(d...); !d.HasError() {
+		resp.PlanValue = v
+	}
+}
+
+// newUnknown is the unknown value of type t.
+func newUnknown(t attr.Type) attr.Value {
+	switch t := t.(type) {
+	case types.ObjectType:
+		return types.ObjectUnknown(t.AttrTypes)
+	case types.ListType:
+		return types.ListUnknown(t.ElemType)
+	case types.SetType:
+		return types.SetUnknown(t.ElemType)
+	case basetypes.BoolType:
+		return types.BoolUnknown()
+	case basetypes.Int64Type:
+		return types.Int64Unknown()
+	default:
+		return types.StringUnknown()
+	}
+}
+
+// objectCovers tells whether got carries every value that want sets (nested objects compared
+// the same way): the draft's template shows the sizing the deployment asks for.
+func objectCovers(want, got types.Object) bool {
+	if want.IsNull() {
+		return true
+	}
+	if got.IsNull() || got.IsUnknown() || want.IsUnknown() {
+		return false
+	}
+	have := got.Attributes()
+	for k, w := range want.Attributes() {
+		if w.IsNull() {
+			continue
+		}
+		if wo, ok := w.(types.Object); ok {
+			if g, ok := have[k].(types.Object); !ok || !objectCovers(wo, g) {
+				return false
+			}
+			continue
+		}
+		if !w.Equal(have[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// keepStorageClusterID plans, on an update, the storage cluster as far as the update cannot alter
+// it. Once reported, its name, uuid and pool identify the cluster, which an update of the same
+// deployment does not change (a replacement plans them anew); its phase and nodes may change:
+// unknown. While the deployment is not approved and stays so, there is none: null.
 type keepStorageClusterID struct{}
 
 func (keepStorageClusterID) Description(context.Context) string {
-	return "Once reported, the storage cluster's name, uuid and pool stay known at plan."
+	return "Once reported, the storage cluster's name, uuid and pool stay known at plan; without approval there is none."
 }
 func (m keepStorageClusterID) MarkdownDescription(ctx context.Context) string {
 	return m.Description(ctx)
 }
 
 func (keepStorageClusterID) PlanModifyObject(ctx context.Context, req planmodifier.ObjectRequest, resp *planmodifier.ObjectResponse) {
-	if !req.PlanValue.IsUnknown() || req.StateValue.IsNull() || req.StateValue.IsUnknown() || req.Plan.Raw.IsNull() {
+	if !req.PlanValue.IsUnknown() || req.StateValue.IsUnknown() || req.Plan.Raw.IsNull() {
+		return
+	}
+	if req.StateValue.IsNull() {
+		// No storage cluster without an approval: none reported, none to come.
+		if c := ssdChangeOf(ctx, req.Plan, req.State, &resp.Diagnostics); c.update && !c.prior.Approved.ValueBool() && !c.planned.Approved.ValueBool() {
+			resp.PlanValue = types.ObjectNull(ssdStorageClusterTypes)
+		}
 		return
 	}
 	prior := req.StateValue.Attributes()
@@ -730,6 +875,6 @@ func awaitStorageSiteDeployment(ctx context.Context, c *hub.Client, applied *uns
 		waitForOnline:  {string(v1alpha2.PhaseOnline)},
 	}[want]
 	return awaitPhase(ctx, c, applied, phaseWait{kind: storageSiteDeploymentKind, want: want, done: done, failed: []string{string(v1alpha2.PhaseFailed)},
-		on:       fmt.Sprintf("site %q", m.Cluster.ValueString()),
+		on:       func(*unstructured.Unstructured) string { return fmt.Sprintf("site %q", m.Cluster.ValueString()) },
 		reporter: "A controller must run on the hub to carry the request to the site: `fleet-controller hub` with its storage-site reconciler, or the simplyblock operator."})
 }

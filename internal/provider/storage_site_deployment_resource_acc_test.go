@@ -685,3 +685,82 @@ func TestAccStorageSiteDeploymentPlanWarnings(t *testing.T) {
 		t.Errorf("after destroy: %v, want NotFound", err)
 	}
 }
+
+// TestAccStorageSiteDeployment_planUnknowns: an update plans unknown only what it can alter.
+// With a draft waiting for review, a change of the timeouts alone keeps the whole draft known and
+// the storage cluster null (no approval, none to come); a sizing change leaves the template, the
+// draft's phase and message unknown and the discovery's nodes known; a template that does not
+// show the sizing yet stays unknown; approving leaves the draft's approval and phase and the
+// storage cluster unknown, its nodes and template known; a new discovery leaves the draft unknown.
+func TestAccStorageSiteDeployment_planUnknowns(t *testing.T) {
+	kube := testHub(t)
+	ws := testWorkspace(t, kube)
+	site := newHubFixtures(t, ws).Usable("site")
+	h := newSSDHub(t, ws)
+	config := func(vcpus int, extra string) string {
+		return ssdConfig(ws, site, fmt.Sprintf("  discover = { workers = [\"w1\", \"w2\"] }\n  sizing = { vcpu_count = %d, min_huge_pages_size = \"8G\" }\n%s", vcpus, extra))
+	}
+	drafted := func(vcpus int, approved bool) map[string]any {
+		return map[string]any{"phase": "Drafted", "message": "Review the draft and approve.",
+			"draft": map[string]any{"name": "site-draft", "phase": "Draft", "message": "valid", "approved": approved, "nodeRefs": []any{"w1", "w2"},
+				"cluster":  map[string]any{"name": "a", "vcpuCount": vcpus, "minHugePagesSize": "8G", "maxSubsystemCount": 32},
+				"nodeSets": []any{map[string]any{"name": "set-0", "groups": []any{map[string]any{"name": "g0", "workers": []any{"w1", "w2"}, "devices": map[string]any{"nvme": []any{"0000:00:04.0"}}}}}}}}
+	}
+	nodeRefs := knownvalue.SetExact([]knownvalue.Check{knownvalue.StringExact("w1"), knownvalue.StringExact("w2")})
+	known := func(v knownvalue.Check, path ...any) plancheck.PlanCheck {
+		return plancheck.ExpectKnownValue(ssdAddr, ssdValue(path...), v)
+	}
+	unknown := func(path ...any) plancheck.PlanCheck { return plancheck.ExpectUnknownValue(ssdAddr, ssdValue(path...)) }
+	update := func(checks ...plancheck.PlanCheck) resource.ConfigPlanChecks {
+		return resource.ConfigPlanChecks{PreApply: append([]plancheck.PlanCheck{plancheck.ExpectResourceAction(ssdAddr, plancheck.ResourceActionUpdate)}, checks...)}
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Providers,
+		CheckDestroy:             h.checkGone,
+		Steps: []resource.TestStep{
+			{Config: config(4, "")},
+			{
+				PreConfig: func() { h.mustSetStatus("site-a", drafted(4, false)) },
+				Config:    config(4, "  timeouts {\n    update = \"1m\"\n  }\n"),
+				ConfigPlanChecks: update(
+					known(knownvalue.StringExact("site-draft"), "draft", "name"),
+					known(knownvalue.StringExact("Draft"), "draft", "phase"),
+					known(knownvalue.StringExact("valid"), "draft", "message"),
+					known(knownvalue.Bool(false), "draft", "approved"),
+					known(knownvalue.Int64Exact(4), "draft", "cluster", "vcpu_count"),
+					known(knownvalue.Int64Exact(32), "draft", "cluster", "max_subsystem_count"),
+					known(nodeRefs, "draft", "node_refs"),
+					known(knownvalue.StringExact("0000:00:04.0"), "draft", "node_sets", 0, "groups", 0, "devices", "nvme", 0),
+					known(knownvalue.Null(), "storage_cluster"),
+				),
+			},
+			{
+				Config: config(8, ""),
+				ConfigPlanChecks: update(
+					unknown("draft", "cluster"), unknown("draft", "phase"), unknown("draft", "message"),
+					known(nodeRefs, "draft", "node_refs"),
+					known(knownvalue.Bool(false), "draft", "approved"),
+					known(knownvalue.Null(), "storage_cluster"),
+				),
+			},
+			{
+				// The draft does not show the new sizing yet: its template stays unknown.
+				Config:           config(8, "  timeouts {\n    update = \"2m\"\n  }\n"),
+				ConfigPlanChecks: update(unknown("draft", "cluster"), known(nodeRefs, "draft", "node_refs"), known(knownvalue.StringExact("Draft"), "draft", "phase")),
+			},
+			{
+				PreConfig: func() { h.mustSetStatus("site-a", drafted(8, false)) },
+				Config:    config(8, "  approved = true\n"),
+				ConfigPlanChecks: update(
+					unknown("draft", "approved"), unknown("draft", "phase"), unknown("storage_cluster"),
+					known(knownvalue.Int64Exact(8), "draft", "cluster", "vcpu_count"),
+					known(nodeRefs, "draft", "node_refs"),
+				),
+			},
+			{
+				Config:           ssdConfig(ws, site, "  discover = { workers = [\"w1\", \"w2\", \"w3\"] }\n  sizing = { vcpu_count = 8, min_huge_pages_size = \"8G\" }\n  approved = true\n"),
+				ConfigPlanChecks: update(unknown("draft"), unknown("storage_cluster")),
+			},
+		},
+	})
+}
