@@ -75,10 +75,14 @@ status: {replicas: 2}
 		{name: "label the chart sets changed", rendered: deployment, live: liveDeployment,
 			edit: func(l map[string]any) { l["metadata"].(map[string]any)["labels"].(map[string]any)["app"] = "other" }, want: "metadata.labels.app"},
 		{name: "port list element by position", rendered: deployment, live: liveDeployment,
-			edit: func(l map[string]any) { container(l, 1)["ports"].([]any)[0].(map[string]any)["containerPort"] = int64(9090) },
+			edit: func(l map[string]any) {
+				container(l, 1)["ports"].([]any)[0].(map[string]any)["containerPort"] = int64(9090)
+			},
 			want: "spec.template.spec.containers[name=web].ports[0].containerPort"},
 		{name: "a zero value the cluster keeps differs", rendered: deployment, live: liveDeployment,
-			edit: func(l map[string]any) { l["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["hostNetwork"] = true },
+			edit: func(l map[string]any) {
+				l["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["hostNetwork"] = true
+			},
 			want: "spec.template.spec.hostNetwork"},
 		{name: "secret stringData as data",
 			rendered: "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData: {password: hunter2}\n",
