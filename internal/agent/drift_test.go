@@ -3,12 +3,14 @@ package agent_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -134,5 +136,15 @@ func drift(revision int32, generation int64, count int32) func(v1alpha1.FleetRel
 			return fmt.Errorf("drift %+v, want %d objects", s.Drift, count)
 		}
 		return nil
+	}
+}
+
+// The drift interval is off (0) or at least a second: never a hot loop.
+func TestDriftIntervalBounds(t *testing.T) {
+	for _, d := range []time.Duration{-time.Second, time.Millisecond, 999 * time.Millisecond} {
+		_, err := agent.NewManager(&rest.Config{Host: "https://127.0.0.1:1"}, agent.Options{CacheDir: t.TempDir(), DriftInterval: d})
+		if err == nil || !strings.Contains(err.Error(), "--drift-interval "+d.String()+": give 0 (no drift checks) or at least 1s") {
+			t.Errorf("DriftInterval %v: %v, want an error naming --drift-interval and its bounds", d, err)
+		}
 	}
 }
