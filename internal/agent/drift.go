@@ -73,13 +73,22 @@ func (r *FleetReleaseReconciler) checkDrift(ctx context.Context, rel *v1alpha1.F
 		log.V(1).Info("drift not checked: no release of the app's", "release", rel.Spec.ReleaseName, "namespace", rel.Spec.Namespace, "error", err)
 		return next, nil
 	}
-	drifted, err := r.drift(cfg, last, key, log)
+	next = r.findDrift(cfg, last, key, status, log)
+	return next, writeStatus(ctx, r.Client, rel, &rel.Status, status)
+}
+
+// findDrift checks Helm's release hr of FleetRelease key for drift, records the finding in
+// status (left as it was when the check failed, which is logged), and returns when to check
+// again.
+func (r *FleetReleaseReconciler) findDrift(cfg *action.Configuration, hr *release.Release, key types.NamespacedName, status *v1alpha1.FleetReleaseStatus, log logr.Logger) ctrl.Result {
+	next := ctrl.Result{RequeueAfter: wait.Jitter(r.DriftInterval, driftJitter)}
+	drifted, err := r.drift(cfg, hr, key, log)
 	if err != nil {
-		log.Error(err, "drift check", "release", rel.Spec.ReleaseName, "namespace", rel.Spec.Namespace)
-		return next, nil
+		log.Error(err, "drift check", "release", hr.Name, "namespace", hr.Namespace)
+		return next
 	}
 	status.SetDrift(drifted)
-	return next, writeStatus(ctx, r.Client, rel, &rel.Status, status)
+	return next
 }
 
 // driftDue is how long until the release's next drift check; 0 when it is due.

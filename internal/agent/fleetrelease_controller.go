@@ -27,7 +27,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/rest"
@@ -208,12 +207,7 @@ func (r *FleetReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	status.Drift = nil
 	result := ctrl.Result{}
 	if r.DriftInterval > 0 {
-		result.RequeueAfter = wait.Jitter(r.DriftInterval, driftJitter)
-		if drifted, err := r.drift(cfg, hr, req.NamespacedName, log); err != nil {
-			log.Error(err, "drift check", "release", rel.Spec.ReleaseName, "namespace", rel.Spec.Namespace)
-		} else {
-			status.SetDrift(drifted)
-		}
+		result = r.findDrift(cfg, hr, req.NamespacedName, status, log)
 	}
 	log.V(1).Info("release deployed", "release", rel.Spec.ReleaseName, "namespace", rel.Spec.Namespace, "revision", hr.Version, "chart", status.Chart)
 	return result, writeStatus(ctx, r.Client, &rel, &rel.Status, status)
