@@ -49,11 +49,12 @@ data:
 `
 
 // The agent compares a deployed release with the cluster every drift interval: a steady
-// release it checks again and again without a status write; a Deployment's replicas edited and
-// a ConfigMap deleted on the cluster are reported as drift, named, counted and sorted; a new
-// generation (spec.repairs raised, as the hub asks for a repair) upgrades the release with the
-// same chart and values, Helm's three-way merge restores both objects, and the drift goes back
-// to none at once.
+// release it checks again and again without a status write, and what the chart does not set
+// (a label added by hand, the apiserver's defaults) is no drift; a Deployment's replicas
+// edited and a ConfigMap deleted on the cluster are reported as drift, named, counted and
+// sorted; a new generation (spec.repairs raised, as the hub asks for a repair) upgrades the
+// release with the same chart and values, Helm's three-way merge restores both objects, and
+// the drift goes back to none at once.
 func TestReleaseDrift(t *testing.T) {
 	const target, ws = "app-drift", "drift"
 	c := startSpoke(t, ocichain.Namespace)
@@ -88,10 +89,15 @@ func TestReleaseDrift(t *testing.T) {
 			t.Errorf("%s: release written while steady: resourceVersion %s, was %s (%v); status %+v", what, rel.ResourceVersion, version, err, rel.Status)
 		}
 	}
-	steady("after the install")
-
+	// What the chart does not set is no drift: a label and an annotation added on the cluster.
 	var dep appsv1.Deployment
 	key := client.ObjectKey{Namespace: target, Name: "web"}
+	testkit.Update(t, c, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: target, Name: "web"}}, func(d *appsv1.Deployment) {
+		metav1.SetMetaDataLabel(&d.ObjectMeta, "team", "ops")
+		metav1.SetMetaDataAnnotation(&d.ObjectMeta, "note", "added by hand")
+	})
+	steady("after the install, with a label and an annotation added")
+	waitRelease(t, c, rel, "no drift for what the chart does not set", drift(1, 1, 0))
 	testkit.Update(t, c, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: target, Name: "web"}}, func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To[int32](5) })
 	begin = time.Now()
 	s := waitRelease(t, c, rel, "the edited Deployment reported", drift(1, 1, 1))
