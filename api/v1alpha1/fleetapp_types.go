@@ -54,6 +54,14 @@ type FleetAppSpec struct {
 	// OwnedElsewhere.
 	// +optional
 	Adopt bool `json:"adopt,omitempty"`
+
+	// Repairs counts the drift repairs asked for: raising it has the cluster's agent upgrade the
+	// release once with the same chart and values, which restores the objects changed or deleted
+	// on the cluster since Helm deployed them (status.drift lists them). fleet_app raises it on
+	// an apply with repair_drift = true while the release has drifted.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Repairs int64 `json:"repairs,omitempty"`
 }
 
 // ReleaseName is the app's Helm release name.
@@ -138,6 +146,12 @@ type FleetAppStatus struct {
 	// Message says what the release waits for or why it failed.
 	// +optional
 	Message string `json:"message,omitempty"`
+
+	// Drift is what the cluster's agent found at its last drift check of the release deployed
+	// for this generation: the objects of the release changed or deleted on the cluster (count,
+	// and a sample). Unset until the agent reported a check for the current generation.
+	// +optional
+	Drift *ReleaseDrift `json:"drift,omitempty"`
 
 	// Conditions: Delivered (the release request is in a ManifestWork the cluster applied) and
 	// Ready (the release is Deployed at the current generation); both are False with reason

@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -103,6 +104,13 @@ type FleetReleaseSpec struct {
 	// FleetRelease's phase is OwnedElsewhere.
 	// +optional
 	Adopt bool `json:"adopt,omitempty"`
+
+	// Repairs counts the drift repairs the app asked for (the FleetApp's spec.repairs): a new
+	// count is a new generation, which has the agent upgrade the release once with the same
+	// chart and values, and Helm's three-way merge restores the objects changed on the cluster.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Repairs int64 `json:"repairs,omitempty"`
 }
 
 // ReleasePhase is where a release stands on the cluster.
@@ -150,6 +158,66 @@ type FleetReleaseStatus struct {
 	// Message says why the release failed or what it waits for.
 	// +optional
 	Message string `json:"message,omitempty"`
+
+	// Drift is what the agent's last drift check of the deployed release found: the objects of
+	// Helm's release manifest whose fields, as the chart sets them, differ on the cluster or that
+	// are gone. Unset until the first check of the release.
+	// +optional
+	Drift *ReleaseDrift `json:"drift,omitempty"`
+}
+
+// MaxDriftObjects is the most objects ReleaseDrift.Objects lists.
+const MaxDriftObjects = 10
+
+// ReleaseDrift is a drift check's finding: how many objects of a release drifted, and a sample
+// of them small enough for OCM's status feedback.
+type ReleaseDrift struct {
+	// Count is how many objects of the release drifted, listed or not; 0 when none did.
+	// +kubebuilder:validation:Minimum=0
+	Count int32 `json:"count"`
+
+	// Objects are drifted objects, ordered by kind, namespace and name: the first ones (at most
+	// MaxDriftObjects) whose JSON fits OCM's 1,024 bytes for a feedback value.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=10
+	Objects []ObjectRef `json:"objects,omitempty"`
+}
+
+// ObjectRef names an object on a workload cluster.
+type ObjectRef struct {
+	// Kind of the object, e.g. Deployment.
+	// +kubebuilder:validation:MaxLength=63
+	Kind string `json:"kind"`
+	// Namespace of the object; empty for a cluster-scoped one.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace,omitempty"`
+	// Name of the object.
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// String is "<kind> <namespace>/<name>", or "<kind> <name>" for a cluster-scoped object.
+func (o ObjectRef) String() string {
+	if o.Namespace == "" {
+		return o.Kind + " " + o.Name
+	}
+	return o.Kind + " " + o.Namespace + "/" + o.Name
+}
+
+// SetDrift records drifted (ordered as the sample should be): all of them in Count, and in
+// Objects the first ones that fit MaxDriftObjects and MaxFeedbackJSON, so that the status
+// feedback carries them to the hub.
+func (s *FleetReleaseStatus) SetDrift(drifted []ObjectRef) {
+	d := &ReleaseDrift{Count: int32(min(len(drifted), 1<<31-1))} //nolint:gosec // bounded
+	for n := min(len(drifted), MaxDriftObjects); n > 0; n-- {
+		if raw, err := json.Marshal(drifted[:n]); err == nil && len(raw) <= MaxFeedbackJSON {
+			d.Objects = append([]ObjectRef(nil), drifted[:n]...)
+			break
+		}
+	}
+	s.Drift = d
 }
 
 // FleetRelease is a Helm release on a workload cluster, installed by `fleet-controller agent`

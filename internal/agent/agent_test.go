@@ -91,19 +91,27 @@ func agentConfig(t *testing.T) *rest.Config {
 }
 
 // runAgent runs an agent manager on the spoke, as the agent's ServiceAccount with only the chart's roles,
-// until the test ends; it returns the cache dir.
-func runAgent(t *testing.T) string {
+// until the test ends, its options changed by opts; it returns the cache dir.
+func runAgent(t *testing.T, opts ...func(*agent.Options)) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "cache")
-	mgr, err := agent.NewManager(agentConfig(t), agent.Options{
+	mgr, err := agent.NewManager(agentConfig(t), withOptions(agent.Options{
 		Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, CacheDir: dir, RetryFailed: time.Minute,
 		Backoff: puller.Backoff{Initial: 400 * time.Millisecond, Max: time.Second},
-	})
+	}, opts))
 	if err != nil {
 		t.Fatal(err)
 	}
 	testkit.Run(t, mgr)
 	return dir
+}
+
+// withOptions is o changed by opts.
+func withOptions(o agent.Options, opts []func(*agent.Options)) agent.Options {
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
 }
 
 // putChain creates or updates the chain Secret of a workspace.

@@ -83,7 +83,9 @@ const (
 //
 // A release Deployed for its generation and its pull's digest is left alone when its values
 // are those last deployed: the reconciler remembers their hash, and after a restart reads it
-// once from Helm's last release.
+// once from Helm's last release. Such a steady release is compared with the cluster every
+// DriftInterval, and status.drift names its objects changed or deleted there (drift.go); a new
+// generation (spec.repairs raised, or any other change) upgrades it, which restores them.
 type FleetReleaseReconciler struct {
 	client.Client
 	// Reader reads what the cache does not hold (namespaces, RoleBindings, the ServiceAccounts).
@@ -102,9 +104,13 @@ type FleetReleaseReconciler struct {
 	Timeout time.Duration
 	// Retry is how long after a failure the release is tried again; 0 means DefaultReleaseRetry.
 	Retry time.Duration
+	// DriftInterval is how often a deployed release is compared with the cluster (drift.go), with
+	// jitter; 0 turns the drift checks off.
+	DriftInterval time.Duration
 
-	mu       sync.Mutex
-	deployed map[types.NamespacedName]string // hash of the values last deployed, by FleetRelease
+	mu           sync.Mutex
+	deployed     map[types.NamespacedName]string    // hash of the values last deployed, by FleetRelease
+	driftChecked map[types.NamespacedName]time.Time // when the release's drift was last checked
 }
 
 // Reconcile brings one FleetRelease's Helm release to its spec, or uninstalls it.
@@ -114,6 +120,7 @@ func (r *FleetReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if err := r.Get(ctx, req.NamespacedName, &rel); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.remember(req.NamespacedName, "")
+			r.forgetDrift(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
@@ -133,6 +140,7 @@ func (r *FleetReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request
 			return ctrl.Result{}, err
 		}
 		r.remember(req.NamespacedName, "")
+		r.forgetDrift(req.NamespacedName)
 		return ctrl.Result{}, manager.PatchFinalizers(ctx, r.Client, &rel, v1alpha1.UninstallFinalizer, controllerutil.RemoveFinalizer)
 	}
 	if !controllerutil.ContainsFinalizer(&rel, v1alpha1.UninstallFinalizer) {
@@ -164,7 +172,7 @@ func (r *FleetReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	sum := valuesHash(values)
 	if rel.Status.Phase == v1alpha1.ReleaseDeployed && rel.Status.ObservedGeneration == rel.Generation && rel.Status.Digest == pullDigest &&
 		r.valuesDeployed(&rel, sum, log) {
-		return ctrl.Result{}, nil
+		return r.checkDrift(ctx, &rel, status, log)
 	}
 
 	chrt, err := loadChart(r.CacheDir, pullDigest)
@@ -203,8 +211,14 @@ func (r *FleetReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	status.Revision = int32(min(hr.Version, 1<<31-1)) //nolint:gosec // bounded
 	status.Digest = pullDigest
 	status.Chart = chrt.Metadata.Name + "-" + chrt.Metadata.Version
+	// Checked at once, so that a repair reports no drift without waiting for the next check.
+	status.Drift = nil
+	result := ctrl.Result{}
+	if r.DriftInterval > 0 {
+		result = r.findDrift(cfg, hr, req.NamespacedName, status, log)
+	}
 	log.V(1).Info("release deployed", "release", rel.Spec.ReleaseName, "namespace", rel.Spec.Namespace, "revision", hr.Version, "chart", status.Chart)
-	return ctrl.Result{}, writeStatus(ctx, r.Client, &rel, &rel.Status, status)
+	return result, writeStatus(ctx, r.Client, &rel, &rel.Status, status)
 }
 
 // failed writes phase Failed with err's message and asks for another try after Retry.

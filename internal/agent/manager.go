@@ -40,6 +40,10 @@ type Options struct {
 	// WorkspaceRole is the ClusterRole bound to each workspace's ServiceAccount in the
 	// namespaces of its releases; empty means DefaultWorkspaceRole.
 	WorkspaceRole string
+	// DriftInterval is how often each deployed release is compared with the cluster's objects
+	// (with up to 10% jitter); 0 turns drift checks off. BindFlags defaults it to
+	// DefaultDriftInterval.
+	DriftInterval time.Duration
 }
 
 // DefaultLeaderElectionID is the name of the Lease agents of one cluster elect a leader with.
@@ -57,6 +61,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.Backoff.Initial, "backoff-initial", puller.DefaultBackoffInitial, "first delay before asking again a registry that lacks an artifact (replication behind); doubles per attempt, with jitter")
 	fs.StringVar(&o.Namespace, "namespace", ocichain.Namespace, "the agent's `namespace`: the only one whose OCIPulls, FleetReleases and Secrets it reads (the hub's ManifestWorks put them in "+ocichain.Namespace+"), and where it creates each workspace's ServiceAccount")
 	fs.StringVar(&o.WorkspaceRole, "workspace-role", DefaultWorkspaceRole, "the `ClusterRole` bound to each workspace's ServiceAccount, which Helm acts as, in the namespaces of its releases")
+	fs.DurationVar(&o.DriftInterval, "drift-interval", DefaultDriftInterval, "how often each deployed Helm release is compared with the cluster's objects, to report the ones changed or deleted there (drift), with up to 10% jitter; 0 turns drift checks off, else at least 1s")
 	fs.DurationVar(&o.Backoff.Max, "backoff-max", puller.DefaultBackoffMax, "longest delay between attempts at a registry that lacks an artifact")
 }
 
@@ -87,6 +92,9 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err := os.MkdirAll(o.CacheDir, 0o755); err != nil {
 		return nil, fmt.Errorf("cache directory: %w", err)
 	}
+	if o.DriftInterval < 0 || o.DriftInterval > 0 && o.DriftInterval < MinDriftInterval {
+		return nil, fmt.Errorf("--drift-interval %s: give 0 (no drift checks) or at least %s", o.DriftInterval, MinDriftInterval)
+	}
 	ns := cmp.Or(o.Namespace, ocichain.Namespace)
 	mgr, err := manager.New(cfg, o.Manager, "fleet-controller-agent", Scheme(), CacheOptions(ns))
 	if err != nil {
@@ -102,7 +110,7 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	// Values Secrets live in the agent's namespace beside the chain Secrets, which the cache covers.
 	releases := &FleetReleaseReconciler{
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Config: mgr.GetConfig(), Namespace: ns,
-		WorkspaceRole: o.WorkspaceRole, CacheDir: o.CacheDir,
+		WorkspaceRole: o.WorkspaceRole, CacheDir: o.CacheDir, DriftInterval: o.DriftInterval,
 	}
 	if err := releases.SetupWithManager(mgr); err != nil {
 		return nil, err

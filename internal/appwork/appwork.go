@@ -11,13 +11,15 @@
 //   - when the app names a values Secret, a Secret with that one key, which the FleetRelease's
 //     valuesSecretRef names.
 //
-// The FleetRelease's status comes back by JSONPaths feedback beside the OCIPull's. A release
+// The FleetRelease's status comes back by JSONPaths feedback beside the OCIPull's, its drift
+// check's finding too (a count, and a sample of the drifted objects). A release
 // status is trusted (Fresh) only when the work is applied at its generation and the agent
 // observed the generation of the FleetRelease on the cluster; anything else is Unknown, never
 // Failed, as pullwork does for pulls.
 package appwork
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 
@@ -76,6 +78,10 @@ var releasePaths = []workv1.JsonPath{
 	{Name: "digest", Path: ".status.digest"},
 	{Name: "chart", Path: ".status.chart"},
 	{Name: "message", Path: ".status.message"},
+	{Name: "driftCount", Path: ".status.drift.count"},
+	// A list, bounded by the agent to fit OCM's 1,024 bytes (driftCount counts them all): it
+	// comes back only where the work agent runs with the RawFeedbackJsonString feature gate.
+	{Name: "driftObjects", Path: ".status.drift.objects"},
 }
 
 // New is the work that carries app's release of chart to the app's cluster, under names (NamesOf
@@ -102,7 +108,7 @@ func New(app *v1alpha1.FleetApp, chart *v1alpha1.FleetChart, valuesSecret *corev
 			// Set here, not only by the agent: deleting the work then waits for the uninstall.
 			Finalizers: []string{v1alpha1.UninstallFinalizer}},
 		Spec: v1alpha1.FleetReleaseSpec{Workspace: app.Namespace, App: app.Name, Pull: name, ReleaseName: app.ReleaseName(),
-			Namespace: app.Spec.Namespace, Values: app.Spec.Values, Adopt: app.Spec.Adopt},
+			Namespace: app.Spec.Namespace, Values: app.Spec.Values, Adopt: app.Spec.Adopt, Repairs: app.Spec.Repairs},
 	}
 	var secret *corev1.Secret
 	if ref := app.Spec.ValuesSecretRef; ref != nil {
@@ -221,6 +227,14 @@ func decodeRelease(values []workv1.FeedbackValue) (st v1alpha1.FleetReleaseStatu
 			st.Chart = s
 		case "message":
 			st.Message = s
+		case "driftCount":
+			st.Drift = cmp.Or(st.Drift, &v1alpha1.ReleaseDrift{})
+			st.Drift.Count = int32(min(n, 1<<31-1)) //nolint:gosec // bounded
+		case "driftObjects":
+			if v.Value.JsonRaw != nil {
+				st.Drift = cmp.Or(st.Drift, &v1alpha1.ReleaseDrift{})
+				_ = json.Unmarshal([]byte(*v.Value.JsonRaw), &st.Drift.Objects) // a bad list is no list
+			}
 		}
 	}
 	return st, generation

@@ -2,11 +2,13 @@ package appwork
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
@@ -267,5 +269,56 @@ func TestRead(t *testing.T) {
 				t.Errorf("release %+v pull %+v", rep.Release.Status, rep.Pull.Status)
 			}
 		})
+	}
+}
+
+// The release's drift comes back as its count and, where the work agent returns lists, its
+// sample; without any drift feedback there is no drift, not a drift of 0. The work asks for both
+// and carries the app's repairs to the FleetRelease.
+func TestReadDrift(t *testing.T) {
+	objects := `[{"kind":"Deployment","namespace":"hello","name":"web"}]`
+	raw := workv1.FeedbackValue{Name: "driftObjects", Value: workv1.FieldValue{Type: workv1.JsonRaw, JsonRaw: &objects}}
+	for _, tc := range []struct {
+		name     string
+		feedback []workv1.FeedbackValue
+		want     *v1alpha1.ReleaseDrift
+	}{
+		{"not checked", nil, nil},
+		{"checked, none", []workv1.FeedbackValue{num("driftCount", 0)}, &v1alpha1.ReleaseDrift{}},
+		{"drifted, count only (no list feedback)", []workv1.FeedbackValue{num("driftCount", 3)}, &v1alpha1.ReleaseDrift{Count: 3}},
+		{"drifted, with the sample", []workv1.FeedbackValue{num("driftCount", 3), raw},
+			&v1alpha1.ReleaseDrift{Count: 3, Objects: []v1alpha1.ObjectRef{{Kind: "Deployment", Namespace: "hello", Name: "web"}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := Read(reportedWork(t, 1, 1, pulled("Pulled"), append(release(2, 2, "Deployed"), tc.feedback...)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := rep.Release.Status.Drift; !equality.Semantic.DeepEqual(got, tc.want) {
+				t.Errorf("drift %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+
+	a := app(false)
+	a.Spec.Repairs = 2
+	w, err := New(a, chart("0.1.0", ""), nil, NamesOf(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rel v1alpha1.FleetRelease
+	if err := json.Unmarshal(w.Spec.Workload.Manifests[1].Raw, &rel); err != nil || rel.Kind != "FleetRelease" || rel.Spec.Repairs != 2 {
+		t.Errorf("FleetRelease %s in the work: repairs %d (%v), want 2", rel.Kind, rel.Spec.Repairs, err)
+	}
+	var paths []string
+	for _, c := range w.Spec.ManifestConfigs {
+		if c.ResourceIdentifier.Resource == "fleetreleases" {
+			for _, p := range c.FeedbackRules[0].JsonPaths {
+				paths = append(paths, p.Name+"="+p.Path)
+			}
+		}
+	}
+	if !slices.Contains(paths, "driftCount=.status.drift.count") || !slices.Contains(paths, "driftObjects=.status.drift.objects") {
+		t.Errorf("release feedback paths %v, want driftCount and driftObjects", paths)
 	}
 }

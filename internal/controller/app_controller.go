@@ -276,6 +276,11 @@ func appStatus(st *v1alpha1.FleetAppStatus, gen int64, work types.NamespacedName
 	if rel.Reported {
 		st.Revision = rel.Status.Revision
 	}
+	// Drift is the agent's finding for the release this generation asks for, or none known.
+	st.Drift = nil
+	if rel.Fresh && rel.Status.Drift != nil {
+		st.Drift = rel.Status.Drift.DeepCopy()
+	}
 	st.Digest = cmp.Or(ps.Digest, rel.Status.Digest)
 
 	switch {

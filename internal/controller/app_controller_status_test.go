@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -67,6 +68,34 @@ func TestAppStatus(t *testing.T) {
 			}
 			if pulled := tc.rep.Pull.State() == string(v1alpha1.OCIPullPulled); pulled && st.Reason != "" || !pulled && tc.rep.Pull.Fresh && st.Reason != "Unauthorized" {
 				t.Errorf("reason %q", st.Reason)
+			}
+		})
+	}
+}
+
+// The app shows the drift the agent found for the release of its generation, and none while
+// the release is behind (a repair under way), where the agent's last finding is stale.
+func TestAppStatusDrift(t *testing.T) {
+	found := &v1alpha1.ReleaseDrift{Count: 1, Objects: []v1alpha1.ObjectRef{{Kind: "Deployment", Namespace: "hello", Name: "web"}}}
+	pull := pullwork.Pull{Fresh: true, Status: v1alpha1.OCIPullStatus{State: v1alpha1.OCIPullPulled, Digest: "sha256:d"}}
+	for _, tc := range []struct {
+		name  string
+		fresh bool
+		drift *v1alpha1.ReleaseDrift
+		want  *v1alpha1.ReleaseDrift
+	}{
+		{"drifted", true, found, found},
+		{"checked, none", true, &v1alpha1.ReleaseDrift{}, &v1alpha1.ReleaseDrift{}},
+		{"not checked", true, nil, nil},
+		{"release behind its generation", false, found, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &v1alpha1.FleetAppStatus{Drift: &v1alpha1.ReleaseDrift{Count: 7}}
+			rep := appwork.Report{Delivered: true, Pull: pull, Release: appwork.Release{Reported: true, Fresh: tc.fresh,
+				Status: v1alpha1.FleetReleaseStatus{Phase: v1alpha1.ReleaseDeployed, Digest: "sha256:d", Drift: tc.drift}}}
+			appStatus(st, 2, types.NamespacedName{Namespace: "eu-01", Name: "app.ws.web"}, rep)
+			if !equality.Semantic.DeepEqual(st.Drift, tc.want) {
+				t.Errorf("drift %+v, want %+v", st.Drift, tc.want)
 			}
 		})
 	}

@@ -261,7 +261,7 @@ func TestChartAppliesOnHub(t *testing.T) {
 		dep := deployment(t, got)
 		pod := dep.Spec.Template.Spec
 		c := container(t, dep)
-		wantArgs(t, c.Args, "agent", "--cache-dir="+agentCacheDir, "--workspace-role=fleet-workspace", "--leader-elect=true",
+		wantArgs(t, c.Args, "agent", "--cache-dir="+agentCacheDir, "--workspace-role=fleet-workspace", "--drift-interval=5m", "--leader-elect=true",
 			"--leader-election-namespace="+namespace, "--metrics-bind-address=:8080",
 			"--health-probe-bind-address=:8081", "--zap-log-level=info", "--zap-encoder=json")
 		if sc := c.SecurityContext; sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
@@ -375,7 +375,7 @@ func TestChartAppliesOnHub(t *testing.T) {
 		}
 		dep := deployment(t, got)
 		c := container(t, dep)
-		wantArgs(t, c.Args, "agent", "--cache-dir="+agentCacheDir, "--workspace-role=edit", "--leader-elect=false",
+		wantArgs(t, c.Args, "agent", "--cache-dir="+agentCacheDir, "--workspace-role=edit", "--drift-interval=5m", "--leader-elect=false",
 			"--metrics-bind-address=:8080", "--health-probe-bind-address=:8081", "--zap-log-level=info",
 			"--zap-encoder=json", "--retry-failed=30s")
 		vol := cacheVolume(t, dep.Spec.Template.Spec, c)

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -59,6 +60,8 @@ type appModel struct {
 	Values       valuesValue  `tfsdk:"values"`
 	ValuesSecret types.Object `tfsdk:"values_secret"`
 	Adopt        types.Bool   `tfsdk:"adopt"`
+	RepairDrift  types.Bool   `tfsdk:"repair_drift"`
+	Repairs      types.Int64  `tfsdk:"repairs"`
 	WaitFor      types.String `tfsdk:"wait_for"`
 	Phase        types.String `tfsdk:"phase"`
 	Revision     types.Int64  `tfsdk:"revision"`
@@ -66,7 +69,25 @@ type appModel struct {
 	Registry     types.String `tfsdk:"registry"`
 	Reason       types.String `tfsdk:"reason"`
 	Message      types.String `tfsdk:"message"`
+	Drift        types.Object `tfsdk:"drift"`
 }
+
+// appDrift is fleet_app's drift: what the cluster's agent found at its last drift check.
+type appDrift struct {
+	Count   types.Int64 `tfsdk:"count"`
+	Objects []driftRef  `tfsdk:"objects"`
+}
+
+type driftRef struct {
+	Kind      types.String `tfsdk:"kind"`
+	Namespace types.String `tfsdk:"namespace"`
+	Name      types.String `tfsdk:"name"`
+}
+
+var (
+	driftRefTypes = map[string]attr.Type{"kind": types.StringType, "namespace": types.StringType, "name": types.StringType}
+	driftTypes    = map[string]attr.Type{"count": types.Int64Type, "objects": types.ListType{ElemType: types.ObjectType{AttrTypes: driftRefTypes}}}
+)
 
 // keepStatus are the plan modifiers of the app's string status attributes.
 var keepStatus = []planmodifier.String{keepStatusOnSameSpec{}}
@@ -86,6 +107,12 @@ var appKind = hubresource.Kind[appModel]{
 		"`values` is a JSON or YAML document (`jsonencode({...})` or `yamlencode({...})`); documents that mean the same values show no " +
 		"diff. Values that must not be written in the configuration, such as passwords, stay in a Secret of the workspace that " +
 		"`values_secret` names: they are merged over `values` on the cluster and never read by the provider.\n\n" +
+		"**Drift.** The cluster's agent compares the release's objects, as Helm rendered them, with the cluster every few minutes " +
+		"(`fleet-controller agent --drift-interval`, default 5m) and reports in `drift` the objects whose fields, as the chart sets them, were changed on the " +
+		"cluster (`kubectl edit`, `kubectl scale`, ...) or that were deleted there; fields the chart does not set (what controllers and webhooks add) are not drift. " +
+		"A plan warns when the release has drifted, naming the objects. An apply with `repair_drift = true` while it has drifted raises `repairs`, and the " +
+		"agent upgrades the release once with the same chart and values: Helm's three-way merge restores every drifted object. Any change of the app " +
+		"(a new chart version, new values) restores them too.\n\n" +
 		"With `wait_for = \"deployed\"`, apply waits (up to the `create`/`update` timeout) until the hub reports the release Deployed, " +
 		"and fails with the app's message when it becomes Failed or OwnedElsewhere.\n\n" +
 		"The cluster's agent installs the release as the workspace's ServiceAccount on the cluster, with the role the cluster's administrator " +
@@ -128,6 +155,12 @@ var appKind = hubresource.Kind[appModel]{
 				"(installed by hand with `helm install`, or for another app): the agent upgrades it with this app's chart and values and records the app as its owner, " +
 				"so that destroying the app uninstalls it. Without it (the default) the agent never upgrades nor uninstalls such a release: it is left untouched and " +
 				"`phase` is `OwnedElsewhere`, the `message` naming its owner. Defaults to `false`."},
+		"repair_drift": schema.BoolAttribute{Optional: true,
+			MarkdownDescription: "Repair drift: when the refreshed `drift` counts objects changed or deleted on the cluster, the plan raises `repairs` by one, and the apply " +
+				"has the cluster's agent upgrade the release once with the same chart and values, which restores them (Helm's three-way merge). Nothing is planned " +
+				"while the release has not drifted, so the setting may stay on; without it a drifted release gets a plan warning naming the objects."},
+		"repairs": schema.Int64Attribute{Computed: true, PlanModifiers: []planmodifier.Int64{planRepairs{}},
+			MarkdownDescription: "How many drift repairs applies with `repair_drift = true` asked for (the FleetApp's `spec.repairs`); each one is one upgrade of the release on the cluster."},
 		"wait_for": schema.StringAttribute{Optional: true,
 			MarkdownDescription: "`deployed`: make apply wait, up to the `create`/`update` timeout (default 5 minutes), until the hub reports the release `Deployed` " +
 				"for the current spec and the chart's current generation (`status.observedGeneration` and `status.chartGeneration`); a release reported `Failed` fails the apply with the app's message. " +
@@ -141,6 +174,19 @@ var appKind = hubresource.Kind[appModel]{
 		"registry": schema.StringAttribute{Computed: true, PlanModifiers: keepStatus, MarkdownDescription: "Registry that served the chart, or the one the pull waits on or failed at last."},
 		"reason":   schema.StringAttribute{Computed: true, PlanModifiers: keepStatus, MarkdownDescription: "The pull's failure class (`Unauthorized`, `TLS`, `Unreachable`, `NotFound`, `IntegrityMismatch`) when not pulled."},
 		"message":  schema.StringAttribute{Computed: true, PlanModifiers: keepStatus, MarkdownDescription: "What the release waits for, or why it failed."},
+		"drift": schema.SingleNestedAttribute{Computed: true, PlanModifiers: []planmodifier.Object{keepStatusOnSameSpec{}},
+			MarkdownDescription: "What the cluster's agent found at its last drift check of the release deployed for the app's current spec; null until it reported one " +
+				"(and while an upgrade is under way).",
+			Attributes: map[string]schema.Attribute{
+				"count": schema.Int64Attribute{Computed: true, MarkdownDescription: "How many objects of the release were changed or deleted on the cluster; 0 when none."},
+				"objects": schema.ListNestedAttribute{Computed: true,
+					MarkdownDescription: "The drifted objects, by kind, namespace and name: the first ones (at most 10, fewer for long names, to fit OCM's status feedback).",
+					NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+						"kind":      schema.StringAttribute{Computed: true, MarkdownDescription: "Kind, e.g. `Deployment`."},
+						"namespace": schema.StringAttribute{Computed: true, MarkdownDescription: "Namespace; null for a cluster-scoped object."},
+						"name":      schema.StringAttribute{Computed: true, MarkdownDescription: "Name."},
+					}}},
+			}},
 	},
 	Owned:     []string{"spec"},
 	Validate:  validateApp,
@@ -196,6 +242,9 @@ func expandApp(ctx context.Context, req hubresource.ExpandRequest[appModel]) (*u
 	if m.Adopt.ValueBool() {
 		spec["adopt"] = true // false is the field's absence
 	}
+	if n := m.Repairs.ValueInt64(); n > 0 {
+		spec["repairs"] = n // as 0
+	}
 	if !m.ValuesSecret.IsNull() {
 		var ref siteSecretRef
 		diags.Append(m.ValuesSecret.As(ctx, &ref, basetypes.ObjectAsOptions{})...)
@@ -233,6 +282,16 @@ func flattenApp(ctx context.Context, obj *unstructured.Unstructured, m *appModel
 	if s.Revision > 0 {
 		m.Revision = types.Int64Value(int64(s.Revision))
 	}
+	m.Repairs = types.Int64Value(a.Spec.Repairs)
+	m.Drift = types.ObjectNull(driftTypes)
+	// A finding for an older spec (the controller has not seen this one yet) is none.
+	if d := s.Drift; d != nil && s.ObservedGeneration == a.Generation {
+		drift := appDrift{Count: types.Int64Value(int64(d.Count)), Objects: make([]driftRef, len(d.Objects))}
+		for i, o := range d.Objects {
+			drift.Objects[i] = driftRef{Kind: types.StringValue(o.Kind), Namespace: stringOrNull(o.Namespace), Name: types.StringValue(o.Name)}
+		}
+		m.Drift = objectFrom(ctx, driftTypes, drift, &diags)
+	}
 	return diags
 }
 
@@ -249,6 +308,9 @@ func checkAppPlan(ctx context.Context, c hubresource.PlanCheck[appModel]) diag.D
 	}
 	id := c.Workspace + "/" + p.Name.ValueString()
 	isNew := c.Prior == nil || c.Replace || !p.Cluster.Equal(c.Prior.Cluster)
+	if !isNew {
+		checkAppDrift(ctx, id, p, c.Prior, &diags)
+	}
 	if !p.Cluster.IsUnknown() && isNew {
 		checkAppCluster(ctx, c, id, p.Cluster.ValueString(), &diags)
 	}
@@ -265,6 +327,76 @@ func checkAppPlan(ctx context.Context, c hubresource.PlanCheck[appModel]) diag.D
 		}
 	}
 	return diags
+}
+
+// checkAppDrift warns when the release of the app's prior state has drifted on its cluster
+// and this plan does not upgrade it (a repair, or any change of the app's spec, restores it).
+func checkAppDrift(ctx context.Context, id string, plan, prior *appModel, diags *diag.Diagnostics) {
+	drift, ok := driftOf(ctx, prior.Drift)
+	if !ok || drift.Count.ValueInt64() == 0 || !plan.Repairs.Equal(prior.Repairs) || !sameSpec(ctx, plan, prior) {
+		return
+	}
+	names := make([]string, len(drift.Objects))
+	for i, o := range drift.Objects {
+		names[i] = v1alpha1.ObjectRef{Kind: o.Kind.ValueString(), Namespace: o.Namespace.ValueString(), Name: o.Name.ValueString()}.String()
+	}
+	listed := strings.Join(names, ", ")
+	switch more := int(drift.Count.ValueInt64()) - len(names); {
+	case len(names) == 0:
+		listed = "not listed, as the cluster's work agent returns no list feedback (it needs OCM's RawFeedbackJsonString feature gate)"
+	case more > 0:
+		listed += fmt.Sprintf(" and %d more", more)
+	}
+	release := prior.ReleaseName.ValueString()
+	if release == "" {
+		release = prior.Name.ValueString()
+	}
+	diags.AddAttributeWarning(path.Root("drift"), "Release drifted on the cluster",
+		fmt.Sprintf("FleetApp %s: %d object(s) of Helm release %s in namespace %s on cluster %q were changed or deleted on the cluster since Helm deployed them: %s. "+
+			"Apply with repair_drift = true to have the cluster's agent upgrade the release with the same chart and values, which restores them; "+
+			"if the change on the cluster is wanted, make it in the chart or the app's values instead.",
+			id, drift.Count.ValueInt64(), release, prior.Namespace.ValueString(), prior.Cluster.ValueString(), listed))
+}
+
+// driftOf decodes a drift attribute; ok is false when it is null or unknown.
+func driftOf(ctx context.Context, v types.Object) (d appDrift, ok bool) {
+	if v.IsNull() || v.IsUnknown() {
+		return d, false
+	}
+	return d, !v.As(ctx, &d, basetypes.ObjectAsOptions{}).HasError()
+}
+
+// repairPlanned tells whether a plan of configuration c over state s repairs the release's
+// drift: repair_drift is set and the state's drift counts objects.
+func repairPlanned(ctx context.Context, c, s *appModel) bool {
+	d, ok := driftOf(ctx, s.Drift)
+	return c.RepairDrift.ValueBool() && ok && d.Count.ValueInt64() > 0
+}
+
+// planRepairs plans repairs: 0 on create, the state's plus one when the plan repairs the
+// release's drift (repairPlanned), else the state's.
+type planRepairs struct{}
+
+func (planRepairs) Description(context.Context) string {
+	return "Raises the repair count by one when repair_drift is set and the release has drifted."
+}
+
+func (m planRepairs) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
+
+func (planRepairs) PlanModifyInt64(ctx context.Context, req planmodifier.Int64Request, resp *planmodifier.Int64Response) {
+	if req.State.Raw.IsNull() {
+		resp.PlanValue = types.Int64Value(0)
+		return
+	}
+	var c, s appModel
+	if req.Config.Get(ctx, &c).HasError() || req.State.Get(ctx, &s).HasError() {
+		return
+	}
+	n := req.StateValue.ValueInt64()
+	if repairPlanned(ctx, &c, &s) {
+		n++
+	}
+	resp.PlanValue = types.Int64Value(n)
 }
 
 // checkAppCluster warns when the app's cluster is no ManagedCluster, is not joined to a site (the
@@ -397,8 +529,14 @@ func (keepStatusOnSameSpec) PlanModifyInt64(ctx context.Context, req planmodifie
 	}
 }
 
+func (keepStatusOnSameSpec) PlanModifyObject(ctx context.Context, req planmodifier.ObjectRequest, resp *planmodifier.ObjectResponse) {
+	if req.PlanValue.IsUnknown() && sameAppSpec(ctx, req.Config, req.State) {
+		resp.PlanValue = req.StateValue
+	}
+}
+
 // sameAppSpec tells whether the configuration asks for what the state holds, values compared by
-// meaning: the plan is then empty.
+// meaning, and repairs no drift: the plan then changes nothing on the hub.
 func sameAppSpec(ctx context.Context, config tfsdk.Config, state tfsdk.State) bool {
 	if state.Raw.IsNull() {
 		return false
@@ -407,12 +545,17 @@ func sameAppSpec(ctx context.Context, config tfsdk.Config, state tfsdk.State) bo
 	if config.Get(ctx, &c).HasError() || state.Get(ctx, &s).HasError() {
 		return false
 	}
-	sameValues := c.Values.IsNull() && s.Values.IsNull()
-	if !c.Values.IsNull() && !c.Values.IsUnknown() && !s.Values.IsNull() {
-		sameValues, _ = s.Values.StringSemanticEquals(ctx, c.Values)
+	return sameSpec(ctx, &c, &s) && c.WaitFor.Equal(s.WaitFor) && c.Timeouts.Equal(s.Timeouts) && !repairPlanned(ctx, &c, &s)
+}
+
+// sameSpec tells whether a (a configuration or a plan) asks for the FleetApp spec the state s
+// holds, values compared by meaning, repairs aside.
+func sameSpec(ctx context.Context, a, s *appModel) bool {
+	sameValues := a.Values.IsNull() && s.Values.IsNull()
+	if !a.Values.IsNull() && !a.Values.IsUnknown() && !s.Values.IsNull() {
+		sameValues, _ = s.Values.StringSemanticEquals(ctx, a.Values)
 	}
-	return sameValues && (c.Workspace.IsNull() || c.Workspace.Equal(s.Workspace)) && c.Name.Equal(s.Name) && c.Chart.Equal(s.Chart) &&
-		c.Cluster.Equal(s.Cluster) && c.ReleaseName.Equal(s.ReleaseName) && c.Namespace.Equal(s.Namespace) && c.ValuesSecret.Equal(s.ValuesSecret) &&
-		(c.Adopt.IsNull() && !s.Adopt.ValueBool() || c.Adopt.Equal(s.Adopt)) &&
-		c.WaitFor.Equal(s.WaitFor) && c.Timeouts.Equal(s.Timeouts)
+	return sameValues && (a.Workspace.IsNull() || a.Workspace.Equal(s.Workspace)) && a.Name.Equal(s.Name) && a.Chart.Equal(s.Chart) &&
+		a.Cluster.Equal(s.Cluster) && a.ReleaseName.Equal(s.ReleaseName) && a.Namespace.Equal(s.Namespace) && a.ValuesSecret.Equal(s.ValuesSecret) &&
+		(a.Adopt.IsNull() && !s.Adopt.ValueBool() || a.Adopt.Equal(s.Adopt))
 }

@@ -513,7 +513,8 @@ func TestAccAppPlan_listsEachKindOnce(t *testing.T) {
 	for i := range n {
 		a := appModel{Chart: types.StringValue("hello"), Cluster: types.StringValue(cluster), ReleaseName: types.StringNull(), Namespace: types.StringValue("web"),
 			Values: valuesNull(), ValuesSecret: types.ObjectNull(siteSecretTypes), WaitFor: types.StringNull(), Phase: types.StringUnknown(), Revision: types.Int64Unknown(),
-			Digest: types.StringUnknown(), Registry: types.StringUnknown(), Reason: types.StringUnknown(), Message: types.StringUnknown()}
+			Digest: types.StringUnknown(), Registry: types.StringUnknown(), Reason: types.StringUnknown(), Message: types.StringUnknown(),
+			RepairDrift: types.BoolNull(), Repairs: types.Int64Unknown(), Drift: types.ObjectUnknown(driftTypes)}
 		a.Name, a.Workspace, a.ID = types.StringValue(fmt.Sprintf("app-%03d", i)), types.StringValue(ws), types.StringUnknown()
 		if diags := apps.plan(&a, nil); len(diags) > 0 {
 			t.Fatalf("plan of app %d: want no diagnostics, got\n%s", i, describeDiags(diags))

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
@@ -190,5 +191,96 @@ func TestKeepEquivalentValues(t *testing.T) {
 		if !resp.PlanValue.Equal(c.want) {
 			t.Errorf("%s: planned %v, want %v", c.name, resp.PlanValue, c.want)
 		}
+	}
+}
+
+// TestAppDriftRoundTrip: repairs is written as spec.repairs (0 as no field) and read back; the
+// agent's drift is read only when the status answers the object's generation.
+func TestAppDriftRoundTrip(t *testing.T) {
+	in := &appModel{Chart: types.StringValue("hello"), Cluster: types.StringValue("eu-01"), ReleaseName: types.StringNull(), Namespace: types.StringValue("web"),
+		Values: valuesNull(), ValuesSecret: types.ObjectNull(siteSecretTypes), Repairs: types.Int64Value(0)}
+	obj, out := roundTrip(t, appKind, in)
+	if spec := obj.Object["spec"].(map[string]any); spec["repairs"] != nil || out.Repairs.ValueInt64() != 0 || out.Repairs.IsNull() || !out.Drift.IsNull() {
+		t.Errorf("no repairs: spec %v, read back repairs %v drift %v; want no field, 0 and no drift", spec, out.Repairs, out.Drift)
+	}
+	in.Repairs = types.Int64Value(3)
+	obj, out = roundTrip(t, appKind, in)
+	if spec := obj.Object["spec"].(map[string]any); spec["repairs"] != int64(3) || out.Repairs.ValueInt64() != 3 {
+		t.Errorf("3 repairs: spec %v, read back %v", spec, out.Repairs)
+	}
+	drift := map[string]any{"count": int64(2), "objects": []any{map[string]any{"kind": "Deployment", "namespace": "web", "name": "hello"}}}
+	for _, tc := range []struct {
+		name      string
+		observed  int64
+		wantCount int64 // -1: null
+	}{{"for this generation", 4, 2}, {"for an older generation", 3, -1}} {
+		obj.SetGeneration(4)
+		obj.Object["status"] = map[string]any{"observedGeneration": tc.observed, "phase": "Deployed", "drift": drift}
+		if diags := appKind.Flatten(context.Background(), obj, out); diags.HasError() {
+			t.Fatal(diags)
+		}
+		d, ok := driftOf(context.Background(), out.Drift)
+		switch {
+		case tc.wantCount < 0 && ok:
+			t.Errorf("%s: drift %v, want null", tc.name, out.Drift)
+		case tc.wantCount >= 0 && (!ok || d.Count.ValueInt64() != tc.wantCount || len(d.Objects) != 1 || d.Objects[0].Name.ValueString() != "hello"):
+			t.Errorf("%s: drift %v, want count 2 naming Deployment web/hello", tc.name, out.Drift)
+		}
+	}
+}
+
+// TestCheckAppDrift: a plan that leaves a drifted release as it is warns, naming the objects and
+// repair_drift; a plan that repairs it, or upgrades it with a new spec, or a release without
+// drift, does not.
+func TestCheckAppDrift(t *testing.T) {
+	ctx := context.Background()
+	model := func(count int64, objects ...string) *appModel {
+		m := &appModel{Chart: types.StringValue("hello"), Cluster: types.StringValue("eu-01"), ReleaseName: types.StringNull(), Namespace: types.StringValue("web"),
+			Values: values(`{"a":1}`), ValuesSecret: types.ObjectNull(siteSecretTypes), Adopt: types.BoolValue(false), Repairs: types.Int64Value(1), Drift: types.ObjectNull(driftTypes)}
+		m.Name, m.Workspace = types.StringValue("hello"), types.StringValue("ws")
+		if count >= 0 {
+			d := appDrift{Count: types.Int64Value(count), Objects: []driftRef{}}
+			for _, o := range objects {
+				kind, name, _ := strings.Cut(o, " ")
+				d.Objects = append(d.Objects, driftRef{Kind: types.StringValue(kind), Namespace: types.StringValue("web"), Name: types.StringValue(name)})
+			}
+			var diags diag.Diagnostics
+			m.Drift = objectFrom(ctx, driftTypes, d, &diags)
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name        string
+		plan, prior *appModel
+		want        []string // nil: no warning
+	}{
+		{"drifted, left as it is", model(-1), model(2, "ConfigMap hello-config", "Deployment hello"),
+			[]string{"FleetApp ws/hello: 2 object(s) of Helm release hello in namespace web on cluster \"eu-01\"", "ConfigMap web/hello-config, Deployment web/hello.", "repair_drift = true"}},
+		{"drifted, sample short of the count", model(-1), model(5, "Deployment hello"), []string{"Deployment web/hello and 4 more."}},
+		{"drifted, no sample", model(-1), model(1), []string{"not listed", "RawFeedbackJsonString"}},
+		{"not checked", model(-1), model(-1), nil},
+		{"no drift", model(-1), model(0), nil},
+		{"repaired by this plan", func() *appModel { m := model(-1); m.Repairs = types.Int64Value(2); return m }(), model(1, "Deployment hello"), nil},
+		{"upgraded by new values", func() *appModel { m := model(-1); m.Values = values(`{"a":2}`); return m }(), model(1, "Deployment hello"), nil},
+		{"values reformatted only", func() *appModel { m := model(-1); m.Values = values("a: 1\n"); return m }(), model(1, "Deployment hello"), []string{"Deployment web/hello."}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var diags diag.Diagnostics
+			checkAppDrift(ctx, "ws/hello", tc.plan, tc.prior, &diags)
+			if tc.want == nil {
+				if len(diags) != 0 {
+					t.Errorf("want no diagnostics, got %v", diags)
+				}
+				return
+			}
+			if len(diags) != 1 || diags[0].Severity() != diag.SeverityWarning || diags[0].Summary() != "Release drifted on the cluster" {
+				t.Fatalf("want one warning \"Release drifted on the cluster\", got %v", diags)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(diags[0].Detail(), w) {
+					t.Errorf("warning %q does not say %q", diags[0].Detail(), w)
+				}
+			}
+		})
 	}
 }
