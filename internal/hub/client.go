@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -14,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -40,6 +43,7 @@ type Client struct {
 	dyn          dynamic.Interface
 	host         string
 	fieldManager string
+	retryFor     time.Duration // how long one call retries transient errors: the request timeout
 
 	live, atStart *cache
 }
@@ -53,10 +57,11 @@ type Lister interface {
 
 // cache holds lists and what was derived from them (memos).
 type cache struct {
-	dyn   dynamic.Interface
-	mu    sync.Mutex
-	lists map[listKey]*listEntry
-	memos map[string]*memoEntry
+	dyn      dynamic.Interface
+	retryFor time.Duration
+	mu       sync.Mutex
+	lists    map[listKey]*listEntry
+	memos    map[string]*memoEntry
 }
 
 type listKey struct {
@@ -77,17 +82,27 @@ type memoEntry struct {
 	err   error
 }
 
-func newCache(dyn dynamic.Interface) *cache {
-	return &cache{dyn: dyn, lists: map[listKey]*listEntry{}, memos: map[string]*memoEntry{}}
+func newCache(dyn dynamic.Interface, retryFor time.Duration) *cache {
+	return &cache{dyn: dyn, retryFor: retryFor, lists: map[listKey]*listEntry{}, memos: map[string]*memoEntry{}}
 }
 
-// NewClient connects to the hub described by cfg; writes are made as fieldManager.
+// DefaultRetryFor is how long a call retries transient errors when cfg.Timeout is not set.
+const DefaultRetryFor = 30 * time.Second
+
+// NewClient connects to the hub described by cfg; writes are made as fieldManager. Each call
+// retries transient errors (see Transient) for up to cfg.Timeout, the provider's
+// request_timeout (DefaultRetryFor when unset), or until its context ends.
 func NewClient(cfg *rest.Config, fieldManager string) (*Client, error) {
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("hub client: %w", err)
 	}
-	return &Client{dyn: dyn, host: cfg.Host, fieldManager: fieldManager, live: newCache(dyn), atStart: newCache(dyn)}, nil
+	retryFor := cfg.Timeout
+	if retryFor <= 0 {
+		retryFor = DefaultRetryFor
+	}
+	return &Client{dyn: dyn, host: cfg.Host, fieldManager: fieldManager, retryFor: retryFor,
+		live: newCache(dyn, retryFor), atStart: newCache(dyn, retryFor)}, nil
 }
 
 // FieldManager is the server-side apply field manager of the client's writes.
@@ -116,7 +131,7 @@ func (l lister) Memo(key string, build func() (any, error)) (any, error) {
 // Get reads one object; a missing object is reported with apierrors.IsNotFound.
 func (c *Client) Get(ctx context.Context, k Kind, namespace, name string) (*unstructured.Unstructured, error) {
 	var obj *unstructured.Unstructured
-	err := retryTransient(ctx, func() (err error) {
+	err := retryTransient(ctx, c.retryFor, func() (err error) {
 		obj, err = c.dyn.Resource(k.GroupVersionResource).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
 		return err
 	})
@@ -147,7 +162,7 @@ func (c *Client) Apply(ctx context.Context, k Kind, obj *unstructured.Unstructur
 	obj.SetKind(k.Kind)
 	defer c.live.invalidate(k.GroupVersionResource) // after the write: a list made meanwhile is stale
 	var out *unstructured.Unstructured
-	err := retryTransient(ctx, func() (err error) {
+	err := retryTransient(ctx, c.retryFor, func() (err error) {
 		out, err = c.dyn.Resource(k.GroupVersionResource).Namespace(obj.GetNamespace()).Apply(ctx, obj.GetName(), obj,
 			metav1.ApplyOptions{FieldManager: c.fieldManager, Force: true})
 		return err
@@ -166,7 +181,7 @@ func (c *Client) ApplyOwned(ctx context.Context, k Kind, obj *unstructured.Unstr
 	}
 	defer c.live.invalidate(k.GroupVersionResource)
 	ri := c.dyn.Resource(k.GroupVersionResource).Namespace(obj.GetNamespace())
-	err = retryTransient(ctx, func() error {
+	err = retryTransient(ctx, c.retryFor, func() error {
 		latest, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -199,7 +214,7 @@ func sameFields(a, b *unstructured.Unstructured, fields []string) bool {
 func (c *Client) Delete(ctx context.Context, k Kind, namespace, name string) error {
 	defer c.live.invalidate(k.GroupVersionResource)
 	ri := c.dyn.Resource(k.GroupVersionResource).Namespace(namespace)
-	err := retryTransient(ctx, func() error {
+	err := retryTransient(ctx, c.retryFor, func() error {
 		return ri.Delete(ctx, name, metav1.DeleteOptions{})
 	})
 	if apierrors.IsNotFound(err) {
@@ -213,7 +228,10 @@ func (c *Client) Delete(ctx context.Context, k Kind, namespace, name string) err
 		if apierrors.IsNotFound(err) {
 			return true, nil
 		}
-		return false, ignoreTransient(err)
+		if Transient(err) {
+			return false, nil
+		}
+		return false, err
 	})
 	if err != nil {
 		return fmt.Errorf("waiting for %s %s/%s to be deleted: %w", k.Kind, namespace, name, c.explain(err))
@@ -237,7 +255,7 @@ func (c *cache) list(ctx context.Context, k Kind, namespace, selector string) ([
 	}
 	c.mu.Unlock()
 	e.once.Do(func() {
-		e.err = retryTransient(ctx, func() error {
+		e.err = retryTransient(ctx, c.retryFor, func() error {
 			l, err := c.dyn.Resource(k.GroupVersionResource).Namespace(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
 			if err == nil {
 				e.items = l.Items
@@ -324,32 +342,68 @@ func isUnreachable(err error) bool {
 	return errors.As(err, &opErr) || (errors.As(err, &netErr) && netErr.Timeout())
 }
 
-// retryTransient retries conflicts, throttling, server timeouts and brief network failures with
-// exponential back-off for up to about 30 seconds or until ctx ends.
-func retryTransient(ctx context.Context, fn func() error) error {
-	var last error
-	backoff := wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: 8, Cap: 5 * time.Second}
-	err := wait.ExponentialBackoffWithContext(ctx, backoff, func(context.Context) (bool, error) {
-		last = fn()
-		return last == nil, ignoreTransient(last)
-	})
-	if err != nil && last != nil {
-		return last
+// retryTransient calls fn until it succeeds, fails with an error that is not Transient, ctx
+// ends or retrying would pass retryFor after the first call. It sleeps between calls with
+// exponential back-off and jitter (100 ms doubling up to 4 s, each sleep drawn from half to one
+// and a half times that), so that clients that failed together do not retry together. It returns
+// fn's last error. Every call it retries is idempotent: server-side apply, an update carrying the
+// resourceVersion it read (a lost answer comes back as a conflict, and the caller reads again),
+// a delete (a lost answer comes back as NotFound), a read.
+func retryTransient(ctx context.Context, retryFor time.Duration, fn func() error) error {
+	deadline := time.Now().Add(retryFor)
+	delay := retryBase
+	for {
+		err := fn()
+		if err == nil || !Transient(err) || ctx.Err() != nil {
+			return err
+		}
+		sleep := delay/2 + rand.N(delay)
+		if time.Now().Add(sleep).After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(sleep):
+		}
+		delay = min(2*delay, retryCap)
 	}
-	return err
 }
 
-// ignoreTransient returns nil for errors worth retrying and err otherwise.
-func ignoreTransient(err error) error {
+const (
+	retryBase = 100 * time.Millisecond
+	retryCap  = 4 * time.Second
+)
+
+// Transient reports whether err may go away if the same request is sent again in a moment: the
+// hub restarting or overloaded, or the network between dropping a connection. These are a
+// connection refused, reset or aborted, a broken pipe, a connection closed mid-answer (EOF, an
+// HTTP/2 GOAWAY or lost connection), a network timeout, and the API's conflict, 429 (too many
+// requests), 500 (internal error, which a proxy's 502 also becomes), 503 (unavailable) and 504 or
+// server timeouts, or any answer asking to be retried later (Retry-After). Everything else (a
+// refused or invalid request, a missing object, a TLS or credential problem, a cancelled
+// context) is not: the same request would fail the same way. (A deadline is a timeout;
+// retryTransient stops all the same once the caller's context has ended.)
+func Transient(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	if _, ok := apierrors.SuggestsClientDelay(err); ok {
+		return true
+	}
 	switch {
-	case err == nil,
-		apierrors.IsConflict(err),
+	case apierrors.IsConflict(err),
 		apierrors.IsTooManyRequests(err),
 		apierrors.IsServerTimeout(err),
 		apierrors.IsTimeout(err),
 		apierrors.IsServiceUnavailable(err),
 		apierrors.IsInternalError(err):
-		return nil
+		return true
+	case errors.As(err, new(apierrors.APIStatus)):
+		return false // an answer from the API server: it meant it
 	}
-	return err
+	return utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) ||
+		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE) ||
+		utilnet.IsProbableEOF(err) || utilnet.IsHTTP2ConnectionLost(err) ||
+		utilnet.IsTimeout(err) || errors.Is(err, context.DeadlineExceeded)
 }
