@@ -2,10 +2,14 @@ package hub
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -406,4 +410,104 @@ func Transient(err error) bool {
 		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE) ||
 		utilnet.IsProbableEOF(err) || utilnet.IsHTTP2ConnectionLost(err) ||
 		utilnet.IsTimeout(err) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// Adoptable tells whether current, found on the hub where this client is about to create
+// desired, is that create's own object: committed by an earlier attempt whose answer was lost
+// (the hub restarted, the connection dropped), so that taking it over changes nothing. It is
+// when all of these hold, and the error says which does not:
+//
+//   - it carries this client's managed-by label, and this client's field manager wrote it;
+//   - no other field manager owns any of its fields but its status and finalizers (a controller
+//     may add those to what the create left);
+//   - applying desired would change nothing in it (a server-side dry run, so that the API
+//     server's defaults count as they would).
+//
+// An object another configuration, field manager or person made, or one whose content differs
+// from desired, is not adoptable: creating over it would take over or change something that is
+// not this create's.
+func (c *Client) Adoptable(ctx context.Context, k Kind, current, desired *unstructured.Unstructured) error {
+	if got := current.GetLabels()[ManagedByLabel]; got != c.fieldManager {
+		return fmt.Errorf("its %s label is %q, not %q", ManagedByLabel, got, c.fieldManager)
+	}
+	ours := false
+	for _, f := range current.GetManagedFields() {
+		if f.Manager == c.fieldManager {
+			ours = true
+			continue
+		}
+		if f.Subresource == "status" {
+			continue
+		}
+		if owned := ownedOutsideFinalizers(f.FieldsV1); owned != "" {
+			return fmt.Errorf("field manager %q owns its %s", f.Manager, owned)
+		}
+	}
+	if !ours {
+		return fmt.Errorf("field manager %q never wrote it", c.fieldManager)
+	}
+	obj := desired.DeepCopy()
+	obj.SetAPIVersion(k.APIVersion())
+	obj.SetKind(k.Kind)
+	var dry *unstructured.Unstructured
+	err := retryTransient(ctx, c.retryFor, func() (err error) {
+		dry, err = c.dyn.Resource(k.GroupVersionResource).Namespace(current.GetNamespace()).Apply(ctx, current.GetName(), obj,
+			metav1.ApplyOptions{FieldManager: c.fieldManager, Force: true, DryRun: []string{metav1.DryRunAll}})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("a dry run of the create failed: %w", c.explain(err))
+	}
+	if f := firstDifference(current, dry); f != "" {
+		return fmt.Errorf("its %s differs from this configuration's", f)
+	}
+	return nil
+}
+
+// ownedOutsideFinalizers names a field that a managed-fields entry owns, other than
+// metadata.finalizers, or "" when it owns none.
+func ownedOutsideFinalizers(fields *metav1.FieldsV1) string {
+	if fields == nil {
+		return ""
+	}
+	var set map[string]any
+	if err := json.Unmarshal(fields.Raw, &set); err != nil {
+		return "fields (unreadable managed fields)"
+	}
+	for _, top := range slices.Sorted(maps.Keys(set)) {
+		if top != "f:metadata" {
+			return strings.TrimPrefix(top, "f:")
+		}
+		meta, _ := set[top].(map[string]any)
+		for _, k := range slices.Sorted(maps.Keys(meta)) {
+			if k != "f:finalizers" && k != "." {
+				return "metadata." + strings.TrimPrefix(k, "f:")
+			}
+		}
+	}
+	return ""
+}
+
+// firstDifference names a part of a and b, ignoring metadata but for labels and annotations,
+// and ignoring status, in which they differ, or "".
+func firstDifference(a, b *unstructured.Unstructured) string {
+	if !equality.Semantic.DeepEqual(a.GetLabels(), b.GetLabels()) {
+		return "labels"
+	}
+	if !equality.Semantic.DeepEqual(a.GetAnnotations(), b.GetAnnotations()) {
+		return "annotations"
+	}
+	fields := map[string]bool{}
+	for f := range a.Object {
+		fields[f] = true
+	}
+	for f := range b.Object {
+		fields[f] = true
+	}
+	for _, f := range slices.Sorted(maps.Keys(fields)) {
+		if f != "metadata" && f != "status" && !equality.Semantic.DeepEqual(a.Object[f], b.Object[f]) {
+			return f
+		}
+	}
+	return ""
 }
