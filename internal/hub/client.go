@@ -471,7 +471,7 @@ func ownedOutsideFinalizers(fields *metav1.FieldsV1) string {
 		return ""
 	}
 	var set map[string]any
-	if err := json.Unmarshal(fields.Raw, &set); err != nil {
+	if err := json.Unmarshal(fields.GetRawBytes(), &set); err != nil {
 		return "fields (unreadable managed fields)"
 	}
 	for _, top := range slices.Sorted(maps.Keys(set)) {
