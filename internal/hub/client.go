@@ -346,8 +346,8 @@ func isUnreachable(err error) bool {
 	return errors.As(err, &opErr) || (errors.As(err, &netErr) && netErr.Timeout())
 }
 
-// retryTransient calls fn until it succeeds, fails with an error that is not Transient, ctx
-// ends or retrying would pass retryFor after the first call. It sleeps between calls with
+// retryTransient calls fn until it succeeds, fails with an error that is not Transient, or
+// retrying would pass retryFor after the first call or ctx's deadline. It sleeps between calls with
 // exponential back-off and jitter (100 ms doubling up to 4 s, each sleep drawn from half to one
 // and a half times that), so that clients that failed together do not retry together. It returns
 // fn's last error. Every call it retries is idempotent: server-side apply, an update carrying the
@@ -362,8 +362,9 @@ func retryTransient(ctx context.Context, retryFor time.Duration, fn func() error
 			return err
 		}
 		sleep := delay/2 + rand.N(delay)
-		if time.Now().Add(sleep).After(deadline) {
-			return err
+		wake := time.Now().Add(sleep)
+		if ctxDeadline, ok := ctx.Deadline(); wake.After(deadline) || ok && wake.After(ctxDeadline) {
+			return err // the cause, rather than a deadline that ends the wait
 		}
 		select {
 		case <-ctx.Done():
