@@ -87,7 +87,9 @@ func rawManifests(objs ...map[string]any) ([]workv1.Manifest, error) {
 
 // workUpToDate reports whether an observed work carries what desired does: the same manifests,
 // delete option and labels. Fields others set (the apiserver's defaults, other labels) are
-// ignored.
+// ignored. Manifests are compared as JSON values, not bytes: the apiserver re-encodes what it
+// stores (it sorts keys), so a manifest encoded from a Go struct never comes back byte for byte,
+// and comparing bytes would rewrite the work on every reconcile.
 func workUpToDate(observed, desired *workv1.ManifestWork) bool {
 	for k, v := range desired.Labels {
 		if observed.Labels[k] != v {
@@ -99,9 +101,22 @@ func workUpToDate(observed, desired *workv1.ManifestWork) bool {
 		return false
 	}
 	for i := range dm {
-		if !bytes.Equal(om[i].Raw, dm[i].Raw) {
+		if !sameJSON(om[i].Raw, dm[i].Raw) {
 			return false
 		}
 	}
 	return equality.Semantic.DeepEqual(observed.Spec.DeleteOption, desired.Spec.DeleteOption)
+}
+
+// sameJSON reports whether a and b encode the same JSON value; what does not decode is equal
+// only to the same bytes.
+func sameJSON(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var av, bv any
+	if json.Unmarshal(a, &av) != nil || json.Unmarshal(b, &bv) != nil {
+		return false
+	}
+	return equality.Semantic.DeepEqual(av, bv)
 }

@@ -2,10 +2,16 @@ package hub
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"net"
+	"slices"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -14,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -40,6 +47,7 @@ type Client struct {
 	dyn          dynamic.Interface
 	host         string
 	fieldManager string
+	retryFor     time.Duration // how long one call retries transient errors: the request timeout
 
 	live, atStart *cache
 }
@@ -53,10 +61,11 @@ type Lister interface {
 
 // cache holds lists and what was derived from them (memos).
 type cache struct {
-	dyn   dynamic.Interface
-	mu    sync.Mutex
-	lists map[listKey]*listEntry
-	memos map[string]*memoEntry
+	dyn      dynamic.Interface
+	retryFor time.Duration
+	mu       sync.Mutex
+	lists    map[listKey]*listEntry
+	memos    map[string]*memoEntry
 }
 
 type listKey struct {
@@ -77,17 +86,27 @@ type memoEntry struct {
 	err   error
 }
 
-func newCache(dyn dynamic.Interface) *cache {
-	return &cache{dyn: dyn, lists: map[listKey]*listEntry{}, memos: map[string]*memoEntry{}}
+func newCache(dyn dynamic.Interface, retryFor time.Duration) *cache {
+	return &cache{dyn: dyn, retryFor: retryFor, lists: map[listKey]*listEntry{}, memos: map[string]*memoEntry{}}
 }
 
-// NewClient connects to the hub described by cfg; writes are made as fieldManager.
+// DefaultRetryFor is how long a call retries transient errors when cfg.Timeout is not set.
+const DefaultRetryFor = 30 * time.Second
+
+// NewClient connects to the hub described by cfg; writes are made as fieldManager. Each call
+// retries transient errors (see Transient) for up to cfg.Timeout, the provider's
+// request_timeout (DefaultRetryFor when unset), or until its context ends.
 func NewClient(cfg *rest.Config, fieldManager string) (*Client, error) {
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("hub client: %w", err)
 	}
-	return &Client{dyn: dyn, host: cfg.Host, fieldManager: fieldManager, live: newCache(dyn), atStart: newCache(dyn)}, nil
+	retryFor := cfg.Timeout
+	if retryFor <= 0 {
+		retryFor = DefaultRetryFor
+	}
+	return &Client{dyn: dyn, host: cfg.Host, fieldManager: fieldManager, retryFor: retryFor,
+		live: newCache(dyn, retryFor), atStart: newCache(dyn, retryFor)}, nil
 }
 
 // FieldManager is the server-side apply field manager of the client's writes.
@@ -120,7 +139,7 @@ func (l lister) Memo(key string, build func() (any, error)) (any, error) {
 // Get reads one object; a missing object is reported with apierrors.IsNotFound.
 func (c *Client) Get(ctx context.Context, k Kind, namespace, name string) (*unstructured.Unstructured, error) {
 	var obj *unstructured.Unstructured
-	err := retryTransient(ctx, func() (err error) {
+	err := retryTransient(ctx, c.retryFor, func() (err error) {
 		obj, err = c.dyn.Resource(k.GroupVersionResource).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
 		return err
 	})
@@ -151,7 +170,7 @@ func (c *Client) Apply(ctx context.Context, k Kind, obj *unstructured.Unstructur
 	obj.SetKind(k.Kind)
 	defer c.live.invalidate(k.GroupVersionResource) // after the write: a list made meanwhile is stale
 	var out *unstructured.Unstructured
-	err := retryTransient(ctx, func() (err error) {
+	err := retryTransient(ctx, c.retryFor, func() (err error) {
 		out, err = c.dyn.Resource(k.GroupVersionResource).Namespace(obj.GetNamespace()).Apply(ctx, obj.GetName(), obj,
 			metav1.ApplyOptions{FieldManager: c.fieldManager, Force: true})
 		return err
@@ -170,7 +189,7 @@ func (c *Client) ApplyOwned(ctx context.Context, k Kind, obj *unstructured.Unstr
 	}
 	defer c.live.invalidate(k.GroupVersionResource)
 	ri := c.dyn.Resource(k.GroupVersionResource).Namespace(obj.GetNamespace())
-	err = retryTransient(ctx, func() error {
+	err = retryTransient(ctx, c.retryFor, func() error {
 		latest, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -203,7 +222,7 @@ func sameFields(a, b *unstructured.Unstructured, fields []string) bool {
 func (c *Client) Delete(ctx context.Context, k Kind, namespace, name string) error {
 	defer c.live.invalidate(k.GroupVersionResource)
 	ri := c.dyn.Resource(k.GroupVersionResource).Namespace(namespace)
-	err := retryTransient(ctx, func() error {
+	err := retryTransient(ctx, c.retryFor, func() error {
 		return ri.Delete(ctx, name, metav1.DeleteOptions{})
 	})
 	if apierrors.IsNotFound(err) {
@@ -217,7 +236,10 @@ func (c *Client) Delete(ctx context.Context, k Kind, namespace, name string) err
 		if apierrors.IsNotFound(err) {
 			return true, nil
 		}
-		return false, ignoreTransient(err)
+		if Transient(err) {
+			return false, nil
+		}
+		return false, err
 	})
 	if err != nil {
 		return fmt.Errorf("waiting for %s %s/%s to be deleted: %w", k.Kind, namespace, name, c.explain(err))
@@ -241,7 +263,7 @@ func (c *cache) list(ctx context.Context, k Kind, namespace, selector string) ([
 	}
 	c.mu.Unlock()
 	e.once.Do(func() {
-		e.err = retryTransient(ctx, func() error {
+		e.err = retryTransient(ctx, c.retryFor, func() error {
 			l, err := c.dyn.Resource(k.GroupVersionResource).Namespace(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
 			if err == nil {
 				e.items = l.Items
@@ -328,32 +350,169 @@ func isUnreachable(err error) bool {
 	return errors.As(err, &opErr) || (errors.As(err, &netErr) && netErr.Timeout())
 }
 
-// retryTransient retries conflicts, throttling, server timeouts and brief network failures with
-// exponential back-off for up to about 30 seconds or until ctx ends.
-func retryTransient(ctx context.Context, fn func() error) error {
-	var last error
-	backoff := wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: 8, Cap: 5 * time.Second}
-	err := wait.ExponentialBackoffWithContext(ctx, backoff, func(context.Context) (bool, error) {
-		last = fn()
-		return last == nil, ignoreTransient(last)
-	})
-	if err != nil && last != nil {
-		return last
+// retryTransient calls fn until it succeeds, fails with an error that is not Transient, or
+// retrying would pass retryFor after the first call or ctx's deadline. It sleeps between calls with
+// exponential back-off and jitter (100 ms doubling up to 4 s, each sleep drawn from half to one
+// and a half times that), so that clients that failed together do not retry together. It returns
+// fn's last error. Every call it retries is idempotent: server-side apply, an update carrying the
+// resourceVersion it read (a lost answer comes back as a conflict, and the caller reads again),
+// a delete (a lost answer comes back as NotFound), a read.
+func retryTransient(ctx context.Context, retryFor time.Duration, fn func() error) error {
+	deadline := time.Now().Add(retryFor)
+	delay := retryBase
+	for {
+		err := fn()
+		if err == nil || !Transient(err) || ctx.Err() != nil {
+			return err
+		}
+		sleep := delay/2 + rand.N(delay)
+		wake := time.Now().Add(sleep)
+		if ctxDeadline, ok := ctx.Deadline(); wake.After(deadline) || ok && wake.After(ctxDeadline) {
+			return err // the cause, rather than a deadline that ends the wait
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(sleep):
+		}
+		delay = min(2*delay, retryCap)
 	}
-	return err
 }
 
-// ignoreTransient returns nil for errors worth retrying and err otherwise.
-func ignoreTransient(err error) error {
+const (
+	retryBase = 100 * time.Millisecond
+	retryCap  = 4 * time.Second
+)
+
+// Transient reports whether err may go away if the same request is sent again in a moment: the
+// hub restarting or overloaded, or the network between dropping a connection. These are a
+// connection refused, reset or aborted, a broken pipe, a connection closed mid-answer (EOF, an
+// HTTP/2 GOAWAY or lost connection), a network timeout, and the API's conflict, 429 (too many
+// requests), 500 (internal error, which a proxy's 502 also becomes), 503 (unavailable) and 504 or
+// server timeouts, or any answer asking to be retried later (Retry-After). Everything else (a
+// refused or invalid request, a missing object, a TLS or credential problem, a cancelled
+// context) is not: the same request would fail the same way. (A deadline is a timeout;
+// retryTransient stops all the same once the caller's context has ended.)
+func Transient(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	if _, ok := apierrors.SuggestsClientDelay(err); ok {
+		return true
+	}
 	switch {
-	case err == nil,
-		apierrors.IsConflict(err),
+	case apierrors.IsConflict(err),
 		apierrors.IsTooManyRequests(err),
 		apierrors.IsServerTimeout(err),
 		apierrors.IsTimeout(err),
 		apierrors.IsServiceUnavailable(err),
 		apierrors.IsInternalError(err):
-		return nil
+		return true
+	case errors.As(err, new(apierrors.APIStatus)):
+		return false // an answer from the API server: it meant it
 	}
-	return err
+	return utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) ||
+		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE) ||
+		utilnet.IsProbableEOF(err) || utilnet.IsHTTP2ConnectionLost(err) ||
+		utilnet.IsTimeout(err) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// Adoptable tells whether current, found on the hub where this client is about to create
+// desired, is that create's own object: committed by an earlier attempt whose answer was lost
+// (the hub restarted, the connection dropped), so that taking it over changes nothing. It is
+// when all of these hold, and the error says which does not:
+//
+//   - it carries this client's managed-by label, and this client's field manager wrote it;
+//   - no other field manager owns any of its fields but its status and finalizers (a controller
+//     may add those to what the create left);
+//   - applying desired would change nothing in it (a server-side dry run, so that the API
+//     server's defaults count as they would).
+//
+// An object another configuration, field manager or person made, or one whose content differs
+// from desired, is not adoptable: creating over it would take over or change something that is
+// not this create's.
+func (c *Client) Adoptable(ctx context.Context, k Kind, current, desired *unstructured.Unstructured) error {
+	if got := current.GetLabels()[ManagedByLabel]; got != c.fieldManager {
+		return fmt.Errorf("its %s label is %q, not %q", ManagedByLabel, got, c.fieldManager)
+	}
+	ours := false
+	for _, f := range current.GetManagedFields() {
+		if f.Manager == c.fieldManager {
+			ours = true
+			continue
+		}
+		if f.Subresource == "status" {
+			continue
+		}
+		if owned := ownedOutsideFinalizers(f.FieldsV1); owned != "" {
+			return fmt.Errorf("field manager %q owns its %s", f.Manager, owned)
+		}
+	}
+	if !ours {
+		return fmt.Errorf("field manager %q never wrote it", c.fieldManager)
+	}
+	obj := desired.DeepCopy()
+	obj.SetAPIVersion(k.APIVersion())
+	obj.SetKind(k.Kind)
+	var dry *unstructured.Unstructured
+	err := retryTransient(ctx, c.retryFor, func() (err error) {
+		dry, err = c.dyn.Resource(k.GroupVersionResource).Namespace(current.GetNamespace()).Apply(ctx, current.GetName(), obj,
+			metav1.ApplyOptions{FieldManager: c.fieldManager, Force: true, DryRun: []string{metav1.DryRunAll}})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("a dry run of the create failed: %w", c.explain(err))
+	}
+	if f := firstDifference(current, dry); f != "" {
+		return fmt.Errorf("its %s differs from this configuration's", f)
+	}
+	return nil
+}
+
+// ownedOutsideFinalizers names a field that a managed-fields entry owns, other than
+// metadata.finalizers, or "" when it owns none.
+func ownedOutsideFinalizers(fields *metav1.FieldsV1) string {
+	if fields == nil {
+		return ""
+	}
+	var set map[string]any
+	if err := json.Unmarshal(fields.GetRawBytes(), &set); err != nil {
+		return "fields (unreadable managed fields)"
+	}
+	for _, top := range slices.Sorted(maps.Keys(set)) {
+		if top != "f:metadata" {
+			return strings.TrimPrefix(top, "f:")
+		}
+		meta, _ := set[top].(map[string]any)
+		for _, k := range slices.Sorted(maps.Keys(meta)) {
+			if k != "f:finalizers" && k != "." {
+				return "metadata." + strings.TrimPrefix(k, "f:")
+			}
+		}
+	}
+	return ""
+}
+
+// firstDifference names a part of a and b, ignoring metadata but for labels and annotations,
+// and ignoring status, in which they differ, or "".
+func firstDifference(a, b *unstructured.Unstructured) string {
+	if !equality.Semantic.DeepEqual(a.GetLabels(), b.GetLabels()) {
+		return "labels"
+	}
+	if !equality.Semantic.DeepEqual(a.GetAnnotations(), b.GetAnnotations()) {
+		return "annotations"
+	}
+	fields := map[string]bool{}
+	for f := range a.Object {
+		fields[f] = true
+	}
+	for f := range b.Object {
+		fields[f] = true
+	}
+	for _, f := range slices.Sorted(maps.Keys(fields)) {
+		if f != "metadata" && f != "status" && !equality.Semantic.DeepEqual(a.Object[f], b.Object[f]) {
+			return f
+		}
+	}
+	return ""
 }

@@ -1,9 +1,11 @@
 package hub_test
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -78,4 +80,84 @@ func TestClientOnHub(t *testing.T) {
 			t.Fatalf("data keys after ApplyOwned = %v, want only reference", keys)
 		}
 	})
+}
+
+// On the local hub: an object is adoptable only when this client's earlier create could have
+// left it: its label, its field manager, nobody else's fields but status and finalizers, and
+// exactly the content the create would write.
+func TestAdoptableOnHub(t *testing.T) {
+	h := testbed.StartT(t)
+	ctx := t.Context()
+	const manager = "terraform-provider-fleet"
+	c, err := hub.NewClient(h.Config, manager)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := hub.NewClient(h.Config, "someone-else")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dyn := dynamic.NewForConfigOrDie(h.Config)
+	configMaps := hub.Kind{GroupVersionResource: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap"}
+	desired := func(name, value, managedBy string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"data": map[string]any{"k": value}}}
+		u.SetNamespace("default")
+		u.SetName(name)
+		u.SetLabels(map[string]string{hub.ManagedByLabel: managedBy})
+		return u
+	}
+	create := func(c *hub.Client, u *unstructured.Unstructured) *unstructured.Unstructured {
+		t.Helper()
+		out, err := c.Apply(ctx, configMaps, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	patch := func(name, body, manager string) *unstructured.Unstructured {
+		t.Helper()
+		out, err := dyn.Resource(configMaps.GroupVersionResource).Namespace("default").Patch(context.Background(), name, types.MergePatchType, []byte(body),
+			metav1.PatchOptions{FieldManager: manager})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+
+	lost := create(c, desired("lost", "v", manager))
+	create(c, desired("finalized", "v", manager))
+	withFinalizer := patch("finalized", `{"metadata":{"finalizers":["fleet.umkim.io/cleanup"]}}`, "fleet-controller")
+	t.Cleanup(func() { patch("finalized", `{"metadata":{"finalizers":null}}`, "fleet-controller") })
+	create(c, desired("edited", "v", manager))
+	edited := patch("edited", `{"data":{"extra":"x"}}`, "kubectl-edit")
+	foreign := create(other, desired("foreign", "v", manager)) // our label, another manager
+	unlabelled := create(c, desired("unlabelled", "v", "kubectl"))
+
+	cases := []struct {
+		name    string
+		current *unstructured.Unstructured
+		desired *unstructured.Unstructured
+		want    string // "" for adoptable, else a part of the error
+	}{
+		{"what the create left", lost, desired("lost", "v", manager), ""},
+		{"with a controller's finalizer", withFinalizer, desired("finalized", "v", manager), ""},
+		{"another content", lost, desired("lost", "other", manager), "its data differs"},
+		{"another manager's field", edited, desired("edited", "v", manager), `field manager "kubectl-edit" owns its data`},
+		{"written by another manager", foreign, desired("foreign", "v", manager), `field manager "someone-else" owns its data`},
+		{"without this manager's label", unlabelled, desired("unlabelled", "v", manager), `label is "kubectl"`},
+	}
+	for _, tc := range cases {
+		err := c.Adoptable(ctx, configMaps, tc.current, tc.desired)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: Adoptable = %v, want adoptable", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: Adoptable = %v, want an error saying %q", tc.name, err, tc.want)
+		}
+	}
+	// The dry run wrote nothing.
+	got, err := c.Get(ctx, configMaps, "default", "lost")
+	if err != nil || got.GetResourceVersion() != lost.GetResourceVersion() {
+		t.Fatalf("after the dry runs: %v, resourceVersion %s, want %s unchanged", err, got.GetResourceVersion(), lost.GetResourceVersion())
+	}
 }

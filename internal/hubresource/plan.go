@@ -128,8 +128,9 @@ func (r *Resource[M, P]) checkNew(ctx context.Context, l hub.Lister, ws, name st
 		imp := importHint(r.typeName(), id)
 		if hub.ManagedByTerraform(&items[i], r.env.Client.FieldManager()) {
 			diags.AddAttributeWarning(path.Root("name"), r.kind.Object.Kind+" already on the hub",
-				fmt.Sprintf("%s %s is on the hub and managed by Terraform: by another configuration, or by a resource of this one that this plan destroys. "+
-					"If this plan destroys it first, apply creates it anew; otherwise apply fails with \"already exists\". To take it over, %s", r.kind.Object.Kind, id, imp))
+				fmt.Sprintf("%s %s is on the hub and managed by Terraform: by another configuration, by a resource of this one that this plan destroys, "+
+					"or left by an earlier apply of this resource that lost the hub's answer. If this plan destroys it first, apply creates it anew; "+
+					"if it is exactly what this resource writes, apply takes it over; otherwise apply fails with \"already exists\". To take it over, %s", r.kind.Object.Kind, id, imp))
 		} else {
 			diags.AddAttributeError(path.Root("name"), r.kind.Object.Kind+" already exists",
 				fmt.Sprintf("%s %s is already on the hub, and no Terraform configuration manages it. To manage it with Terraform, %s", r.kind.Object.Kind, id, imp))

@@ -354,7 +354,7 @@ func (r *Resource[M, P]) Update(ctx context.Context, req resource.UpdateRequest,
 // apply validates the configuration, now fully known, writes the planned object so that the
 // fields the resource owns equal the configuration, and stores what the hub returned in state and
 // its workspace and name as the identity. prior is nil on create, when the hub must not have the
-// object yet.
+// object yet, unless it is what an earlier create of this resource left (hub.Client.Adoptable).
 func (r *Resource[M, P]) apply(ctx context.Context, plan, prior *M, config modelSource, state *tfsdk.State, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics) {
 	var cfg M
 	if diags.Append(config.Get(ctx, &cfg)...); diags.HasError() {
@@ -367,6 +367,7 @@ func (r *Resource[M, P]) apply(ctx context.Context, plan, prior *M, config model
 	}
 	ns, name := r.key(plan)
 	current, err := r.env.Client.Get(ctx, r.kind.Object, ns, name)
+	var found *unstructured.Unstructured // on the hub where this create is to write
 	switch {
 	case apierrors.IsNotFound(err):
 		current = nil
@@ -374,9 +375,7 @@ func (r *Resource[M, P]) apply(ctx context.Context, plan, prior *M, config model
 		r.hubError(diags, "read", ns, name, err)
 		return
 	case prior == nil:
-		diags.AddError(fmt.Sprintf("%s %s/%s already exists", r.kind.Object.Kind, ns, name),
-			"The hub already has this object. To manage it with Terraform, "+importHint(r.typeName(), ns+"/"+name))
-		return
+		found, current = current, nil // nothing of it may go into what this create writes
 	}
 	obj, d := r.kind.Expand(ctx, ExpandRequest[M]{Plan: plan, Config: &cfg, Prior: prior, Current: current})
 	if diags.Append(d...); d.HasError() {
@@ -390,6 +389,17 @@ func (r *Resource[M, P]) apply(ctx context.Context, plan, prior *M, config model
 	}
 	labels[hub.ManagedByLabel] = r.env.Client.FieldManager()
 	obj.SetLabels(labels)
+	if found != nil {
+		// An earlier create of this resource may have been committed with its answer lost:
+		// that object is taken over, anything else is someone else's.
+		if err := r.env.Client.Adoptable(ctx, r.kind.Object, found, obj); err != nil {
+			diags.AddError(fmt.Sprintf("%s %s/%s already exists", r.kind.Object.Kind, ns, name),
+				fmt.Sprintf("The hub already has this object, and it is not what an earlier create of this resource left: %v. To manage it with Terraform, %s",
+					err, importHint(r.typeName(), ns+"/"+name)))
+			return
+		}
+		tflog.Info(ctx, "adopting the hub object an earlier create left", map[string]any{"kind": r.kind.Object.Kind, "namespace": ns, "name": name})
+	}
 	tflog.Debug(ctx, "applying hub object", map[string]any{"kind": r.kind.Object.Kind, "namespace": ns, "name": name})
 	out, err := r.env.Client.ApplyOwned(ctx, r.kind.Object, obj, r.kind.Owned)
 	if err != nil {

@@ -332,9 +332,10 @@ func TestAccProvider_unreachableHub(t *testing.T) {
 		Steps: []resource.TestStep{{
 			Config: `
 provider "fleet" {
-  host     = "https://127.0.0.1:1"
-  insecure = true
-  token    = "unused"
+  host            = "https://127.0.0.1:1"
+  insecure        = true
+  token           = "unused"
+  request_timeout = "2s" # how long a refused connection is retried
 }
 resource "fleet_oci_registry" "r" {
   name      = "r"

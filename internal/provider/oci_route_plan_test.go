@@ -482,8 +482,9 @@ func TestAccOCIRoutePlan_hubChecksSkipped(t *testing.T) {
 
 	t.Run("hub unreachable", func(t *testing.T) {
 		d := newPlanDriver(t, map[string]tftypes.Value{
-			"host":     tftypes.NewValue(tftypes.String, "https://127.0.0.1:1"),
-			"insecure": tftypes.NewValue(tftypes.Bool, true),
+			"host":            tftypes.NewValue(tftypes.String, "https://127.0.0.1:1"),
+			"insecure":        tftypes.NewValue(tftypes.Bool, true),
+			"request_timeout": tftypes.NewValue(tftypes.String, "2s"), // how long a refused connection is retried
 		})
 		assertPlanDiags(t, d.plan(&planned, nil), []wantPlanDiag{{diag.SeverityWarning, "Hub checks skipped",
 			fmt.Sprintf(`Could not list the OCIStorageRoutes of workspace %s, so an existing OCIStorageRoute %s/staging would not be noticed: hub unreachable at https://127.0.0.1:1: `, ws, ws), true}})

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -73,6 +74,8 @@ type Hub struct {
 	Config *rest.Config
 
 	env      *envtest.Environment
+	timeout  time.Duration
+	mu       sync.Mutex // serialises Kill, Resume and Stop
 	stopOnce sync.Once
 	stopErr  error
 }
@@ -109,7 +112,7 @@ func Start(ctx context.Context, opts Options) (*Hub, error) {
 	if err != nil {
 		return nil, fmt.Errorf("local hub folder: %w", err)
 	}
-	h := &Hub{Dir: dir, Kubeconfig: filepath.Join(dir, "kubeconfig")}
+	h := &Hub{Dir: dir, Kubeconfig: filepath.Join(dir, "kubeconfig"), timeout: timeout}
 	if err := writeOwner(dir); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
@@ -174,12 +177,78 @@ func Start(ctx context.Context, opts Options) (*Hub, error) {
 // call more than once and from several goroutines; later calls return the first call's result.
 func (h *Hub) Stop() error {
 	h.stopOnce.Do(func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
 		h.stopErr = errors.Join(h.env.Stop(), os.RemoveAll(h.Dir))
 		if h.stopErr != nil {
 			h.stopErr = fmt.Errorf("stopping the local hub: %w", h.stopErr)
 		}
 	})
 	return h.stopErr
+}
+
+// Kill SIGKILLs kube-apiserver and etcd, as a crash or a power cut would: requests in flight
+// lose their answers (a write may be committed all the same), new connections are refused. The
+// data, certificates and ports stay for Resume; Stop still cleans up.
+func (h *Hub) Kill() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	pids := processesNaming(h.Dir)
+	if len(pids) == 0 {
+		return errors.New("local hub: no kube-apiserver or etcd running to kill")
+	}
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	for deadline := time.Now().Add(stopTimeout); len(processesNaming(h.Dir)) > 0; {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("local hub: kube-apiserver or etcd still running %s after SIGKILL", stopTimeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Let envtest see the exits (its Stop of an exited process is a no-op), so that Resume and
+	// Stop start from a clean slate.
+	cp := h.env.ControlPlane
+	var err error
+	for range 50 {
+		if err = errors.Join(cp.APIServer.Stop(), cp.Etcd.Stop()); err == nil {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("local hub: after SIGKILL: %w", err)
+}
+
+// Resume starts etcd and kube-apiserver again after Kill, on the same ports, with the same
+// certificates and etcd's data as they were, and returns once the API server reports ready:
+// clients made before (Config, Kubeconfig) reconnect with no change.
+func (h *Hub) Resume(ctx context.Context) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	cp := h.env.ControlPlane
+	if err := cp.Etcd.Start(); err != nil {
+		return fmt.Errorf("local hub: restarting etcd: %w", err)
+	}
+	if err := cp.APIServer.Start(); err != nil {
+		return fmt.Errorf("local hub: restarting kube-apiserver: %w", err)
+	}
+	return waitReady(ctx, h.Config, h.timeout)
+}
+
+// Restart kills kube-apiserver and etcd (Kill), leaves them down for down, and starts them again
+// with their data (Resume). It returns how long the API server was unreachable.
+func (h *Hub) Restart(ctx context.Context, down time.Duration) (time.Duration, error) {
+	start := time.Now()
+	if err := h.Kill(); err != nil {
+		return 0, err
+	}
+	select {
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	case <-time.After(down):
+	}
+	err := h.Resume(ctx)
+	return time.Since(start), err
 }
 
 // APIServerURL is the address clients use, e.g. https://127.0.0.1:41234.
