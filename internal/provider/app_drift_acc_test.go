@@ -15,9 +15,6 @@ import (
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/agent"
-	"github.com/umkim/terraform-provider-fleet/internal/manager"
-	"github.com/umkim/terraform-provider-fleet/internal/puller"
-	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
 	"github.com/umkim/terraform-provider-fleet/internal/testkit"
 )
@@ -51,38 +48,13 @@ spec:
 func TestAccApp_driftRepair(t *testing.T) {
 	begin := time.Now()
 	w := newCLIWorkdir(t)
-	kube := testHub(t)
-	ws := testWorkspace(t, kube)
-	f := newHubFixtures(t, ws)
-	f.ClusterSet("fleet")
-	cluster := f.Cluster("edge", "fleet", map[string]string{"region": "eu"})
-	hc := accHubClient(t)
-
-	reg := testbed.StartRegistryT(t, testbed.RegistryOptions{Username: "pusher", Password: "push-s3cret", Users: map[string]string{"puller": "pull-s3cret"}})
-	reg.PushChartT(t, "fleet/charts/drift", testbed.PackageChart("drift", "0.1.0", driftChart))
-	secret := testkit.RegistrySecret(ws, "source", registrysecret.RoleSource, registrysecret.Registry{
-		Reference: reg.Reference("fleet"), BasicHTTP: true, Username: reg.Username, Password: reg.Password,
-		AgentUsername: "puller", AgentPassword: "pull-s3cret",
-	})
-	if err := hc.Create(t.Context(), secret); err != nil {
-		t.Fatal(err)
-	}
-	f.Route("edge", map[string]any{"priority": 10, "clusterNames": []any{cluster}, "registries": []any{"source"}})
-	spoke := joinAccFleet(t, hc, cluster)
+	fl := startAccFleet(t, []string{"routing", "apps"}, func(o *agent.Options) { o.DriftInterval = time.Second })
+	ws, cluster, spoke, logs, hc := fl.ws, fl.cluster, fl.spoke, fl.logs, fl.hub
+	fl.registry.PushChartT(t, "fleet/charts/drift", testbed.PackageChart("drift", "0.1.0", driftChart))
 	sc, err := client.New(spoke.Config, client.Options{Scheme: agent.Scheme()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := runHubReconcilers(t, []string{ws, cluster}, "routing", "apps")
-	am, err := agent.NewManager(spoke.Config, agent.Options{
-		Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, CacheDir: t.TempDir(), DriftInterval: time.Second,
-		AttemptTimeout: 10 * time.Second, RetryFailed: 2 * time.Second, Backoff: puller.Backoff{Initial: 300 * time.Millisecond, Max: time.Second},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	testkit.Run(t, am)
-	t.Logf("registry, workload cluster %s and controllers up in %v", cluster, time.Since(begin).Round(time.Millisecond))
 
 	config := func(body string) string {
 		return fmt.Sprintf(`

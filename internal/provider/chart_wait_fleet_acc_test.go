@@ -3,19 +3,13 @@ package provider
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 
-	"github.com/umkim/terraform-provider-fleet/internal/agent"
-	"github.com/umkim/terraform-provider-fleet/internal/manager"
-	"github.com/umkim/terraform-provider-fleet/internal/puller"
-	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
-	"github.com/umkim/terraform-provider-fleet/internal/testkit"
 )
 
 // TestAccChart_waitForOnTheFleet: on real parts (the hub's routing and apps reconcilers, OCM's
@@ -24,44 +18,11 @@ import (
 // is upgraded: the chart's state shows the new digest; a version whose template does not parse
 // fails the apply with the release's message.
 func TestAccChart_waitForOnTheFleet(t *testing.T) {
-	begin := time.Now()
-	kube := testHub(t)
-	ws := testWorkspace(t, kube)
-	f := newHubFixtures(t, ws)
-	f.ClusterSet("fleet")
-	cluster := f.Cluster("edge", "fleet", nil)
-	hc := accHubClient(t)
-
-	reg := testbed.StartRegistryT(t, testbed.RegistryOptions{Username: "pusher", Password: "push-s3cret", Users: map[string]string{"puller": "pull-s3cret"}})
+	fl := startAccFleet(t, []string{"routing", "apps"})
+	ws, cluster, reg := fl.ws, fl.cluster, fl.registry
 	v1 := reg.PushChartT(t, "fleet/charts/hello", testbed.HelloChart("hello", "0.1.0"))
 	v2 := reg.PushChartT(t, "fleet/charts/hello", testbed.HelloChart("hello", "0.2.0"))
 	reg.PushChartT(t, "fleet/charts/hello", testbed.PackageChart("hello", "0.3.0", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }-broken\n"))
-	secret := testkit.RegistrySecret(ws, "source", registrysecret.RoleSource, registrysecret.Registry{
-		Reference: reg.Reference("fleet"), BasicHTTP: true, Username: reg.Username, Password: reg.Password,
-		AgentUsername: "puller", AgentPassword: "pull-s3cret",
-	})
-	if err := hc.Create(t.Context(), secret); err != nil {
-		t.Fatal(err)
-	}
-	f.Route("edge", map[string]any{"priority": 10, "clusterNames": []any{cluster}, "registries": []any{"source"}})
-	newSiteHub(t, ws).create("FleetClusterJoin", "edge", false, map[string]any{"cluster": cluster, "site": "lab"})
-
-	spoke := joinAccFleet(t, hc, cluster)
-	logs := runHubReconcilers(t, []string{ws, cluster}, "routing", "apps")
-	am, err := agent.NewManager(spoke.Config, agent.Options{
-		Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, CacheDir: t.TempDir(),
-		AttemptTimeout: 10 * time.Second, RetryFailed: 2 * time.Second, Backoff: puller.Backoff{Initial: 300 * time.Millisecond, Max: time.Second},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	testkit.Run(t, am)
-	t.Logf("registry, workload cluster %s, reconcilers and agent up in %v", cluster, time.Since(begin).Round(time.Millisecond))
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("hub reconcilers:\n%s\nagent:\n%s", logs.String(), spoke.AgentLog())
-		}
-	})
 
 	config := func(version string) string {
 		return fmt.Sprintf(`

@@ -1,35 +1,18 @@
 package provider
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
-	workv1 "open-cluster-management.io/api/work/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
-	"github.com/umkim/terraform-provider-fleet/internal/agent"
-	"github.com/umkim/terraform-provider-fleet/internal/controller"
-	"github.com/umkim/terraform-provider-fleet/internal/manager"
-	"github.com/umkim/terraform-provider-fleet/internal/puller"
 	"github.com/umkim/terraform-provider-fleet/internal/pullwork"
-	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
-	"github.com/umkim/terraform-provider-fleet/internal/testbed"
 	"github.com/umkim/terraform-provider-fleet/internal/testkit"
 )
 
@@ -45,36 +28,9 @@ import (
 // workspace. A pull work in the namespace of a cluster outside the workspace is not shown.
 func TestAccDataSourceOCIPullStatus_fleet(t *testing.T) {
 	begin := time.Now()
-	kube := testHub(t)
-	ws := testWorkspace(t, kube)
-	f := newHubFixtures(t, ws)
-	f.ClusterSet("fleet")
-	cluster := f.Cluster("edge", "fleet", map[string]string{"region": "eu"})
-	hc := accHubClient(t)
-
-	reg := testbed.StartRegistryT(t, testbed.RegistryOptions{Username: "pusher", Password: "push-s3cret", Users: map[string]string{"puller": "pull-s3cret"}})
-	pushed := reg.PushT(t, "fleet/apps/web", "v1", []byte("the web app, v1"))
-	secret := testkit.RegistrySecret(ws, "source", registrysecret.RoleSource, registrysecret.Registry{
-		Reference: reg.Reference("fleet"), BasicHTTP: true, Username: reg.Username, Password: reg.Password,
-		AgentUsername: "puller", AgentPassword: "pull-s3cret",
-	})
-	if err := hc.Create(t.Context(), secret); err != nil {
-		t.Fatal(err)
-	}
-	f.Route("edge", map[string]any{"priority": 10, "clusterNames": []any{cluster}, "registries": []any{"source"}})
-
-	spoke := joinAccFleet(t, hc, cluster)
-	t.Logf("registry and workload cluster %s up in %v", cluster, time.Since(begin).Round(time.Millisecond))
-
-	logs := runHubReconcilers(t, []string{ws, cluster}, "routing", "pull-status")
-	am, err := agent.NewManager(spoke.AgentConfig, agent.Options{ // as its ServiceAccount, with the chart's roles only
-		Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, CacheDir: t.TempDir(),
-		AttemptTimeout: 10 * time.Second, RetryFailed: 2 * time.Second, Backoff: puller.Backoff{Initial: 300 * time.Millisecond, Max: time.Second},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	testkit.Run(t, am)
+	fl := startAccFleet(t, []string{"routing", "pull-status"})
+	ws, cluster, f, hc, spoke, logs := fl.ws, fl.cluster, fl.fixtures, fl.hub, fl.spoke, fl.logs
+	pushed := fl.registry.PushT(t, "fleet/apps/web", "v1", []byte("the web app, v1"))
 
 	// The cluster is asked for v1, which the registry has, and v2, which it lacks. A pull work
 	// in the namespace of a cluster without an agent (and not in the workspace) gets no answer.
@@ -206,86 +162,4 @@ data "fleet_oci_pull_status" "none" {
 		},
 	})
 	t.Logf("TestAccDataSourceOCIPullStatus_fleet: %v in all", time.Since(begin).Round(time.Millisecond))
-}
-
-// accHubClient is a client of the suite's hub with the scheme of the hub controller.
-func accHubClient(t *testing.T) client.Client {
-	t.Helper()
-	hc, err := client.New(testRESTConfig(t), client.Options{Scheme: controller.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return hc
-}
-
-// joinAccFleet starts a workload cluster (its own kube-apiserver and etcd, OCM's real work
-// agent) and registers it with the suite's hub as the ManagedCluster cluster, which the test's
-// fixtures created; StartFleet leaves a hub it is given running. Once the fleet has stopped
-// (cleanups run last first), the cluster's namespace goes, its works released from the stopped
-// agent's finalizers.
-func joinAccFleet(t *testing.T, hc client.Client, cluster string) *testbed.Cluster {
-	t.Helper()
-	t.Cleanup(func() { removeClusterNamespace(t, hc, cluster) })
-	fleet := testbed.StartFleetT(t, testbed.FleetOptions{ClusterNames: []string{cluster}, StatusSyncInterval: time.Second,
-		Hub: &testbed.Hub{Kubeconfig: os.Getenv("KUBE_CONFIG_PATH"), Config: testRESTConfig(t)}})
-	return fleet.Cluster(cluster)
-}
-
-// runHubReconcilers runs the named reconcilers of `fleet-controller hub` in-process until the
-// test ends, their cache narrowed to namespaces (the test's workspace and cluster namespaces)
-// so that they leave the other tests' workspaces alone. It returns their log, shown if the test
-// fails.
-func runHubReconcilers(t *testing.T, namespaces []string, names ...string) *syncBuffer {
-	t.Helper()
-	logs := &syncBuffer{}
-	opts := controller.CacheOptions()
-	opts.DefaultNamespaces = map[string]cache.Config{}
-	for _, ns := range namespaces {
-		opts.DefaultNamespaces[ns] = cache.Config{}
-	}
-	mgr, err := ctrl.NewManager(testRESTConfig(t), ctrl.Options{
-		Scheme: controller.Scheme(), Cache: opts,
-		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-		Logger:     zap.New(zap.WriteTo(logs)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := controller.Setup(mgr, names, controller.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	testkit.Run(t, mgr)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("controller log:\n%s", logs.String())
-		}
-	})
-	return logs
-}
-
-// removeClusterNamespace deletes a test cluster's namespace on the shared hub once its agent is
-// gone, releasing the works the agent can no longer finalize.
-func removeClusterNamespace(t *testing.T, c client.Client, ns string) {
-	ctx := context.Background()
-	var works workv1.ManifestWorkList
-	if err := c.List(ctx, &works, client.InNamespace(ns)); err != nil {
-		t.Errorf("clean up the works of %s: %v", ns, err)
-		return
-	}
-	for i := range works.Items {
-		w := &works.Items[i]
-		if len(w.Finalizers) == 0 {
-			continue
-		}
-		patch := client.MergeFrom(w.DeepCopy())
-		w.Finalizers = nil
-		if err := c.Patch(ctx, w, patch); err != nil && !apierrors.IsNotFound(err) {
-			t.Errorf("clean up work %s/%s: %v", ns, w.Name, err)
-		}
-	}
-	err := c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-	if err != nil && !apierrors.IsNotFound(err) && !errors.Is(err, context.Canceled) {
-		t.Errorf("clean up namespace %s: %v", ns, err)
-	}
 }
