@@ -147,7 +147,8 @@ func TestTenancy(t *testing.T) {
 	webA, webB := app(wsA, "web", pullCluster, "shop-a", "from-a"), app(wsB, "default-web", pullCluster, "shop-b", "from-b")
 	t.Run("colliding names: two works, two releases", func(t *testing.T) {
 		start := time.Now()
-		create(webA, webB)
+		// An app is delivered once its cluster is joined to a site; eu-01 joins workspace A's.
+		create(site(wsA, "a", "a.example.test", "203.0.113.7"), join(wsA, pullCluster, "a"), webA, webB)
 		for _, tc := range []struct {
 			app             *v1alpha1.FleetApp
 			work, configMap string
@@ -187,8 +188,7 @@ func TestTenancy(t *testing.T) {
 		testkit.Update(t, c, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: gatewayless}}, func(mc *clusterv1.ManagedCluster) {
 			mc.Spec.ManagedClusterClientConfigs = []clusterv1.ClientConfig{{URL: "https://203.0.113.8:6443"}}
 		})
-		create(site(wsA, "a", "a.example.test", "203.0.113.7"), join(wsA, pullCluster, "a"),
-			site(wsB, "b", "b.example.test", "203.0.113.8"), join(wsB, gatewayless, "b"),
+		create(site(wsB, "b", "b.example.test", "203.0.113.8"), join(wsB, gatewayless, "b"),
 			app(wsB, "gw", gatewayless, "shop-b", "gateway"),
 			hubRoute(wsA, "shop", "web", "shop.a.example.test", "/"))
 		awaitRoute(t, c, wsA, "shop", "True/Published", "http://shop.a.example.test/")
