@@ -82,34 +82,68 @@ type privateData interface {
 	SetKey(ctx context.Context, key string, value []byte) diag.Diagnostics
 }
 
-// claims records the objects this provider process plans to create, to catch two resources of
-// one configuration that would be the same hub object.
+// claims records the objects this provider process plans to create, with their planned models,
+// to catch two resources of one configuration that would be the same hub object, and to tell
+// checks which objects the configuration creates (Env.Planned).
 type claims struct {
 	mu sync.Mutex
-	by map[string]bool
+	by map[string]any
 }
 
-// claim returns false when the object was claimed before in this process.
-func (c *claims) claim(kind, workspace, name string) bool {
+func claimKey(kind, workspace, name string) string { return kind + "/" + workspace + "/" + name }
+
+// claim records plan for the object and returns false when the object was claimed before in this
+// process.
+func (c *claims) claim(kind, workspace, name string, plan any) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.by == nil {
-		c.by = map[string]bool{}
+		c.by = map[string]any{}
 	}
-	key := kind + "/" + workspace + "/" + name
-	if c.by[key] {
+	key := claimKey(kind, workspace, name)
+	if _, ok := c.by[key]; ok {
 		return false
 	}
-	c.by[key] = true
+	c.by[key] = plan
 	return true
+}
+
+// Planned reports whether a resource of this configuration planned earlier in this process
+// creates the hub object k workspace/name. A check that finds an object it needs missing on the
+// hub asks this before warning: a resource that refers to another's attribute (registries =
+// [fleet_oci_registry.eu.name]) is planned after it, in the plan and in the apply-time re-plan
+// alike, so for a configuration written that way the answer does not depend on the order
+// Terraform plans in. A literal name gives Terraform no order, and the answer then may; the
+// check's warning says to refer to the resource.
+func (e *Env) Planned(k hub.Kind, workspace, name string) bool {
+	e.claims.mu.Lock()
+	defer e.claims.mu.Unlock()
+	_, ok := e.claims.by[claimKey(k.Kind, workspace, name)]
+	return ok
+}
+
+// PlannedModels returns the planned models (*M of the resource's Kind) of the objects of kind k
+// in workspace that resources of this configuration planned earlier in this process create, by
+// name, under the same rule as Planned.
+func PlannedModels[M any](e *Env, k hub.Kind, workspace string) map[string]*M {
+	e.claims.mu.Lock()
+	defer e.claims.mu.Unlock()
+	out := map[string]*M{}
+	prefix := claimKey(k.Kind, workspace, "")
+	for key, v := range e.claims.by {
+		if m, ok := v.(*M); ok && strings.HasPrefix(key, prefix) {
+			out[strings.TrimPrefix(key, prefix)] = m
+		}
+	}
+	return out
 }
 
 // checkNew checks an object this plan creates: no other resource of the configuration may create
 // it too, and the hub must not have it already. It returns false when the hub did not answer, and
 // says so: the other checks are then skipped.
-func (r *Resource[M, P]) checkNew(ctx context.Context, l hub.Lister, ws, name string, diags *diag.Diagnostics) bool {
+func (r *Resource[M, P]) checkNew(ctx context.Context, l hub.Lister, ws, name string, plan *M, diags *diag.Diagnostics) bool {
 	id := ws + "/" + name
-	if !r.env.claims.claim(r.kind.Object.Kind, ws, name) {
+	if !r.env.claims.claim(r.kind.Object.Kind, ws, name, plan) {
 		diags.AddAttributeError(path.Root("name"), "Duplicate "+r.kind.Object.Kind,
 			fmt.Sprintf("Two resources of this configuration create %s %s: they would overwrite each other on the hub. "+
 				"Give each its own name (or workspace).", r.kind.Object.Kind, id))

@@ -283,7 +283,7 @@ func (r *Resource[M, P]) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 	defer cancel()
 	l := r.env.Client.AtStart()
 	r.preload(ctx, ws)
-	if isNew && (!r.checkWorkspace(ctx, l, ws, name, &resp.Diagnostics) || !r.checkNew(ctx, l, ws, name, &resp.Diagnostics)) {
+	if isNew && (!r.checkWorkspace(ctx, l, ws, name, &resp.Diagnostics) || !r.checkNew(ctx, l, ws, name, plan, &resp.Diagnostics)) {
 		return
 	}
 	if r.kind.CheckPlan != nil && !resp.Diagnostics.HasError() {

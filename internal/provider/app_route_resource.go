@@ -325,6 +325,9 @@ func checkRouteMode(ctx context.Context, c hubresource.PlanCheck[appRouteModel],
 		return
 	}
 	app := byName(apps, appName)
+	if app == nil && c.Env.Planned(fleetAppKind, c.Workspace, appName) {
+		return // a fleet_app of this plan creates it; the controller checks the mode (NoIngress, NoHubGateway)
+	}
 	if app == nil {
 		notChecked("App not on the hub", fmt.Sprintf("app %q is not a FleetApp of workspace %s on the hub (AppNotFound)", appName, c.Workspace))
 		return

@@ -197,9 +197,13 @@ func checkClusterJoinPlan(ctx context.Context, c hubresource.PlanCheck[clusterJo
 		}
 	}
 	if siteObj == nil {
+		if c.Env.Planned(fleetSiteKind, c.Workspace, site) {
+			return diags // a fleet_site of this plan creates it; the controller checks the entry (IngressNotFound)
+		}
 		diags.AddAttributeWarning(path.Root("site"), "Site not on the hub",
-			fmt.Sprintf("FleetClusterJoin %s names site %q, which is not a FleetSite of workspace %s on the hub, so ingress_id %q could not be checked. "+
-				"If a fleet_site of this configuration creates it, this resolves itself; until the site exists the join waits (SiteNotFound).", id, site, c.Workspace, entry))
+			fmt.Sprintf("FleetClusterJoin %s names site %q, which is not a FleetSite of workspace %s on the hub, and no fleet_site of this configuration planned before the join creates it, "+
+				"so ingress_id %q could not be checked. If one does, refer to it as fleet_site.<label>.name, so that Terraform creates it first; otherwise correct the name. "+
+				"Until the site exists the join waits (SiteNotFound).", id, site, c.Workspace, entry))
 		return diags
 	}
 	var s v1alpha1.FleetSite

@@ -464,7 +464,7 @@ func checkOCIRoutePlan(ctx context.Context, c hubresource.PlanCheck[ociRouteMode
 		return diags
 	}
 	if !vague["registries"] {
-		checkRegistries(route, inv, c.Workspace, &diags)
+		checkRegistries(c, route, inv, &diags)
 	}
 	if !vague["cluster_names"] && !vague["cluster_groups"] {
 		checkClusterNames(route, inv, c.Workspace, &diags)
@@ -506,17 +506,19 @@ func checkedWorkspace[M any](ctx context.Context, c hubresource.PlanCheck[M], no
 	return nil
 }
 
-// checkRegistries warns about registries of the chain that the hub does not have: the plan may
-// create them, which a check cannot see.
-func checkRegistries(route routing.Route, inv *inventory.Workspace, ws string, diags *diag.Diagnostics) {
+// checkRegistries warns about registries of the chain that the hub does not have and that no
+// fleet_oci_registry of this configuration planned before the route creates (hubresource.Env.Planned):
+// a route that refers to the registry (fleet_oci_registry.eu.name) is planned after it, so the
+// configuration the docs recommend gets no warning.
+func checkRegistries(c hubresource.PlanCheck[ociRouteModel], route routing.Route, inv *inventory.Workspace, diags *diag.Diagnostics) {
 	for i, reg := range route.Registries {
-		if _, ok := inv.Registries[reg]; ok || strings.HasPrefix(reg, unknownPrefix) {
+		if _, ok := inv.Registries[reg]; ok || strings.HasPrefix(reg, unknownPrefix) || c.Env.Planned(secretKind, c.Workspace, reg) {
 			continue
 		}
 		diags.AddAttributeWarning(path.Root("registries").AtListIndex(i), "Registry not on the hub",
-			fmt.Sprintf("Route %q names registry %q, which workspace %s does not have yet. If a fleet_oci_registry of this configuration creates it, "+
-				"reference it as fleet_oci_registry.<label>.name so that Terraform creates it before the route; until it exists, the route's clusters cannot use it. "+
-				"Otherwise correct the name.", route.Name, reg, ws))
+			fmt.Sprintf("Route %q names registry %q, which workspace %s does not have, and no fleet_oci_registry of this configuration planned before the route creates it. "+
+				"If one does, refer to it as fleet_oci_registry.<label>.name, so that Terraform creates it before the route; otherwise correct the name, "+
+				"or create the registry. Until it exists, the route is not Ready (RegistryNotFound) and its clusters keep the chain they had.", route.Name, reg, c.Workspace))
 	}
 }
 
