@@ -594,7 +594,8 @@ func checkCollisions(route routing.Route, prior *routing.Route, replaced []strin
 	}
 }
 
-// routeEffect warns about the clusters a change moves, and when its route is shadowed.
+// routeEffect warns about the clusters a change takes from a route or leaves with none, and when
+// its route is shadowed.
 func routeEffect(inv *inventory.Workspace, ws, change string, ch routing.Change) diag.Diagnostics {
 	var diags diag.Diagnostics
 	router, rep, err := inv.Resolve()
@@ -606,7 +607,15 @@ func routeEffect(inv *inventory.Workspace, ws, change string, ch routing.Change)
 		diags.AddWarning("Route effect not checked", fmt.Sprintf("The effect of the change on the clusters of workspace %s was not computed. %v.", ws, err))
 		return diags
 	}
-	if moves := eff.Moves; len(moves) > 0 {
+	// A cluster that had no route loses nothing by gaining one: only clusters taken from a route,
+	// or left with none, are worth a warning (a new route on an empty workspace warns of nothing).
+	var moves []routing.Move
+	for _, m := range eff.Moves {
+		if m.From != "" {
+			moves = append(moves, m)
+		}
+	}
+	if len(moves) > 0 {
 		unrouted := 0
 		for _, m := range moves {
 			if m.To == "" {
