@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
 )
@@ -41,6 +42,41 @@ func (e *Env) CheckErr(ctx context.Context, err error) error {
 		return fmt.Errorf("the hub did not answer within %s (the provider's request_timeout); plan again when it does", e.CheckTimeout)
 	}
 	return err
+}
+
+// OwnedElsewhere is the owner of an object that another configuration manages, by the owner
+// setting: this provider has one and the object carries a different one (hub.OwnerOf). Such an
+// object no resource of this plan can change, so a conflict with it is an error naming that owner
+// where it would otherwise be a warning. "" otherwise, and always without the setting (today's
+// warnings stay), and for an object without an owner (one this configuration wrote before it had
+// the setting, for instance).
+func (e *Env) OwnedElsewhere(owner string) string {
+	if e.Owner == "" || owner == "" || owner == e.Owner {
+		return ""
+	}
+	return owner
+}
+
+// Changeable reports whether a resource of this plan may change obj: a Terraform configuration
+// manages it (hub.ManagedByTerraform) and it is not another owner's (OwnedElsewhere). A conflict
+// with an object a plan cannot change is an error, with one it can a warning (the soundness rule).
+func (e *Env) Changeable(obj *unstructured.Unstructured) bool {
+	return e.ChangeableBy(hub.ManagedByTerraform(obj, e.Client.FieldManager()), hub.OwnerOf(obj))
+}
+
+// ChangeableBy is Changeable for an object known by whether Terraform manages it and its owner.
+func (e *Env) ChangeableBy(managed bool, owner string) bool {
+	return managed && e.OwnedElsewhere(owner) == ""
+}
+
+// Unchangeable says why no resource of this plan can change an object Changeable refuses, of
+// the object's owner: "the configuration with owner "team-b" manages it" or "no Terraform
+// configuration manages it".
+func (e *Env) Unchangeable(owner string) string {
+	if o := e.OwnedElsewhere(owner); o != "" {
+		return fmt.Sprintf("the configuration with owner %q manages it", o)
+	}
+	return "no Terraform configuration manages it"
 }
 
 // replacingKey is the private-state key that ties the two PlanResourceChange calls of one
@@ -160,7 +196,12 @@ func (r *Resource[M, P]) checkNew(ctx context.Context, l hub.Lister, ws, name st
 			continue
 		}
 		imp := importHint(r.typeName(), id)
-		if hub.ManagedByTerraform(&items[i], r.env.Client.FieldManager()) {
+		if owner := r.env.OwnedElsewhere(hub.OwnerOf(&items[i])); owner != "" {
+			diags.AddAttributeError(path.Root("name"), r.kind.Object.Kind+" already exists",
+				fmt.Sprintf("%s %s is on the hub, managed by the configuration with owner %q, so no resource of this plan can free the name. "+
+					"Give this one another name (or workspace), or move the object between the configurations (terraform state rm there, then import it here). Nothing was written to the hub.",
+					r.kind.Object.Kind, id, owner))
+		} else if hub.ManagedByTerraform(&items[i], r.env.Client.FieldManager()) {
 			diags.AddAttributeWarning(path.Root("name"), r.kind.Object.Kind+" already on the hub",
 				fmt.Sprintf("%s %s is on the hub and managed by Terraform: by another configuration, or by a resource of this one that this plan destroys. "+
 					"If this plan destroys it first, apply creates it anew; otherwise apply fails with \"already exists\". To take it over, %s", r.kind.Object.Kind, id, imp))

@@ -42,7 +42,8 @@ type Registry struct {
 	Name      string
 	Reference string
 	Role      string
-	Managed   bool // a Terraform configuration manages it (hub.ManagedByTerraform)
+	Managed   bool   // a Terraform configuration manages it (hub.ManagedByTerraform)
+	Owner     string // the owner setting of the configuration that wrote it (hub.OwnerOf), or ""
 }
 
 // Workspace is the routing inventory of one workspace.
@@ -50,6 +51,7 @@ type Workspace struct {
 	Name       string
 	Routes     []routing.Route     // the valid routes, sorted by name
 	Managed    map[string]bool     // names of the routes a Terraform configuration manages
+	Owners     map[string]string   // each route's configuration owner (hub.OwnerOf), when it has one
 	Waits      map[string]string   // each route's replicationWait as spelled on the hub, e.g. "10m"
 	Registries map[string]Registry // by name
 	Clusters   []routing.Cluster   // the clusters the workspace may route, sorted by name
@@ -134,7 +136,7 @@ func read(ctx context.Context, l hub.Lister, workspace string) (Lists, error) {
 // Assemble builds a workspace's inventory from plain lists. An object that cannot be read is
 // listed in Invalid and left out.
 func Assemble(workspace string, lists Lists, fieldManager string) *Workspace {
-	ws := &Workspace{Name: workspace, Managed: map[string]bool{}, Waits: map[string]string{}, Registries: map[string]Registry{}}
+	ws := &Workspace{Name: workspace, Managed: map[string]bool{}, Owners: map[string]string{}, Waits: map[string]string{}, Registries: map[string]Registry{}}
 	for i := range lists.Routes {
 		u := &lists.Routes[i]
 		r, err := RouteFrom(u)
@@ -147,6 +149,9 @@ func Assemble(workspace string, lists Lists, fieldManager string) *Workspace {
 		}
 		ws.Routes = append(ws.Routes, r)
 		ws.Managed[r.Name] = hub.ManagedByTerraform(u, fieldManager)
+		if o := hub.OwnerOf(u); o != "" {
+			ws.Owners[r.Name] = o
+		}
 		ws.Waits[r.Name] = r.ReplicationWait.String()
 		if w, _, _ := unstructured.NestedString(u.Object, "spec", "replicationWait"); w != "" {
 			ws.Waits[r.Name] = w
@@ -164,7 +169,7 @@ func Assemble(workspace string, lists Lists, fieldManager string) *Workspace {
 			ws.Invalid = append(ws.Invalid, Invalid{"Secret", s.GetName(), err})
 			continue
 		}
-		ws.Registries[s.GetName()] = Registry{Name: s.GetName(), Reference: reg.Reference, Role: reg.Role, Managed: hub.ManagedByTerraform(s, fieldManager)}
+		ws.Registries[s.GetName()] = Registry{Name: s.GetName(), Reference: reg.Reference, Role: reg.Role, Managed: hub.ManagedByTerraform(s, fieldManager), Owner: hub.OwnerOf(s)}
 	}
 	ws.assembleClusters(lists)
 	return ws

@@ -385,7 +385,7 @@ func TestAccAppRoute_planErrors(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				Config:      route("app-a", "hub", "a.example.com"),
-				ExpectError: expectError("Site has no hub gateway", chainA, "needs the site's hub_gateway enabled", "Neither the app, its join nor the site is managed by Terraform", "Nothing was written to the hub"),
+				ExpectError: expectError("Site has no hub gateway", chainA, "needs the site's hub_gateway enabled", "Of the app, no Terraform configuration manages it; of its join, no Terraform configuration manages it; of the site, no Terraform configuration manages it", "Nothing was written to the hub"),
 			},
 			{
 				PreConfig:   onlyTaken,
@@ -541,7 +541,7 @@ func TestAccAppRoute_gatewayRules(t *testing.T) {
 				PreConfig: nothingWritten,
 				Config:    route("hub", "shop.example.com", "/"),
 				ExpectError: expectError("Host outside the hub gateway's domain", `domain "apps.example.com"`, `host "shop.example.com" is neither`,
-					"Neither the app, its join nor the site is managed by Terraform", "Nothing was written to the hub"),
+					"Of the app, no Terraform configuration manages it; of its join, no Terraform configuration manages it; of the site, no Terraform configuration manages it", "Nothing was written to the hub"),
 			},
 			{
 				PreConfig: nothingWritten,

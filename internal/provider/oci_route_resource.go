@@ -479,7 +479,7 @@ func checkOCIRoutePlan(ctx context.Context, c hubresource.PlanCheck[ociRouteMode
 		}
 	}
 	if !vague["priority"] && !vague["default"] {
-		checkCollisions(route, priorRoute, replaced, inv, c.Workspace, &diags)
+		checkCollisions(c.Env, route, priorRoute, replaced, inv, c.Workspace, &diags)
 	}
 	if diags.HasError() {
 		return diags
@@ -563,7 +563,7 @@ func orNone(ss []string) string {
 
 // checkCollisions reports another route with the planned priority, or another default route,
 // when this change makes the collision (a new route, or a changed priority or default).
-func checkCollisions(route routing.Route, prior *routing.Route, replaced []string, inv *inventory.Workspace, ws string, diags *diag.Diagnostics) {
+func checkCollisions(env *hubresource.Env, route routing.Route, prior *routing.Route, replaced []string, inv *inventory.Workspace, ws string, diags *diag.Diagnostics) {
 	if prior != nil && prior.Priority == route.Priority && prior.Default == route.Default {
 		return
 	}
@@ -584,10 +584,14 @@ func checkCollisions(route routing.Route, prior *routing.Route, replaced []strin
 		default:
 			continue
 		}
-		if inv.Managed[o.Name] {
+		switch owner := inv.Owners[o.Name]; {
+		case env.ChangeableBy(inv.Managed[o.Name], owner):
 			diags.AddAttributeWarning(path.Root(attr), summary, fmt.Sprintf("On the hub, %s. Route %q is managed by Terraform: if this plan changes it or destroys it, the conflict goes away; "+
 				"otherwise %s (the fleet_oci_routing data source shows the conflict).", clash, o.Name, tie))
-		} else {
+		case env.OwnedElsewhere(owner) != "":
+			diags.AddAttributeError(path.Root(attr), summary, fmt.Sprintf("On the hub, %s. The configuration with owner %q manages route %q, so this plan cannot change it: "+
+				"choose another %s for %q, or agree the change with that owner. Nothing was written to the hub.", clash, owner, o.Name, attr, route.Name))
+		default:
 			diags.AddAttributeError(path.Root(attr), summary, fmt.Sprintf("On the hub, %s. No Terraform configuration manages route %q, so this plan cannot change it: "+
 				"choose another %s for %q, or change %q on the hub (or import it).", clash, o.Name, attr, route.Name, o.Name))
 		}
