@@ -271,7 +271,7 @@ func TestAccOCIRoutePlan_warnings(t *testing.T) {
 			name: "a registry not on the hub is a warning: this plan may create it",
 			plan: newRoute("lab", 5, func(m *ociRouteModel) { m.ClusterNames = strSet(staging); m.Registries = strList("harbor-lab") }),
 			want: []wantPlanDiag{
-				{diag.SeverityWarning, "Registry not on the hub", `Route "lab" names registry "harbor-lab", which workspace ` + ws + ` does not have yet.`, true},
+				{diag.SeverityWarning, "Registry not on the hub", `Route "lab" names registry "harbor-lab", which workspace ` + ws + ` does not have, and no fleet_oci_registry of this configuration planned before the route creates it.`, true},
 				{diag.SeverityWarning, "Clusters change route", fmt.Sprintf(`Applying route "lab" moves 1 cluster(s) in workspace %s: %s from "eu-clusters" to "lab". `, ws, staging), true},
 			},
 		},
