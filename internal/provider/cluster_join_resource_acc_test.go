@@ -213,9 +213,14 @@ func TestAccClusterJoinPlanWarnings(t *testing.T) {
 	d, failed = w.plan(join("j", a, "nowhere", "wan"))
 	expect("site missing", d, failed, map[string][]string{siteMissing: {`site "nowhere"`, `ingress_id "wan" could not be checked`}})
 
-	// The site of the same configuration, not on the hub yet: a warning, whichever order Terraform plans in.
-	d, failed = w.plan(site(managedSite) + join("j", a, "berlin", "proxy"))
-	expect("site in the same plan", d, failed, map[string][]string{siteMissing: {`site "berlin"`}})
+	// The site of the same configuration, not on the hub yet, referred to as the docs recommend:
+	// Terraform plans it first, so the join's check knows this plan creates it. No warning,
+	// whichever order the blocks are declared in.
+	joinRef := strings.Replace(join("j", a, "berlin", "proxy"), `site = "berlin"`, "site = fleet_site.s.name", 1)
+	d, failed = w.plan(site(managedSite) + joinRef)
+	expect("site in the same plan", d, failed, nil)
+	d, failed = w.plan(joinRef + site(managedSite))
+	expect("site in the same plan, reversed", d, failed, nil)
 
 	d, failed = w.plan(join("j", a, "kubectl-site", "wan"))
 	expect("entry held by a managed join", d, failed, map[string][]string{taken: {"FleetClusterJoin " + ws + "/managed-first (cluster " + first + ") on the hub holds it",
