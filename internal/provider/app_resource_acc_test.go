@@ -395,7 +395,7 @@ func TestAccAppRoute_planErrors(t *testing.T) {
 			{
 				PreConfig:   onlyTaken,
 				Config:      route("app-a", "site", taken),
-				ExpectError: expectError("Host and path already routed", "publishes "+taken+"/", "is held by FleetAppRoute "+ws+"/taken", "not managed by Terraform", "Nothing was written to the hub"),
+				ExpectError: expectError("Host and path already routed", "publishes "+taken+"/", "is held by FleetAppRoute "+ws+"/taken", "Of FleetAppRoute "+ws+"/taken, no Terraform configuration manages it", "Nothing was written to the hub"),
 			},
 			{
 				// The same host under another path is free, and site mode through the join's entry is served: written.
@@ -547,7 +547,7 @@ func TestAccAppRoute_gatewayRules(t *testing.T) {
 				PreConfig: nothingWritten,
 				Config:    route("site", "held.apps.example.com", "/other"),
 				ExpectError: expectError("Host belongs to another workspace", "belongs to workspace "+other, "FleetAppRoute "+other+"/holder",
-					"not managed by Terraform", "Nothing was written to the hub"),
+					"Of FleetAppRoute "+other+"/holder, no Terraform configuration manages it", "Nothing was written to the hub"),
 			},
 			{
 				PreConfig: nothingWritten,

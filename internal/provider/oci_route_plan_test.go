@@ -527,16 +527,29 @@ func TestAccOCIRoutePlan_hubChecksSkipped(t *testing.T) {
 }
 
 // listCounter is a reverse proxy in front of the hub that counts LIST requests by resource.
+//
+// It counts the requests the hub answered: an attempt that failed (a 5xx, a 429, the proxy's own
+// 502 when its connection to the hub broke) is one the hub client retries by design
+// (retryTransient, and client-go's Retry-After), so it is recorded in failed and not counted.
+// Counting it made TestAccAppPlan_listsEachKindOnce see a kind listed 3 times, one run in three on
+// a loaded machine, while the cache had listed it twice.
 type listCounter struct {
-	mu    sync.Mutex
-	lists map[string]int
+	mu     sync.Mutex
+	failed []string
+	lists  map[string]int
 	// workspaceGets are the GETs of a namespace: the engine's check that a new object's
 	// workspace exists; TestAccOCIRoutePlan_listsEachKindOnce checks their count.
 	workspaceGets []string
 	other         []string
 }
 
-func (c *listCounter) record(r *http.Request) {
+func (c *listCounter) record(r *http.Request, status int) {
+	if status < 200 || status > 299 {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.failed = append(c.failed, fmt.Sprintf("%s %s: %d", r.Method, r.URL.Path, status))
+		return
+	}
 	segs := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	var rest []string
 	switch {
@@ -578,9 +591,17 @@ func countingKubeconfig(t *testing.T) (string, *listCounter) {
 	proxy.Transport = transport
 	counter := &listCounter{lists: map[string]int{}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		counter.record(r)
-		proxy.ServeHTTP(w, r)
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		proxy.ServeHTTP(sw, r)
+		counter.record(r, sw.status)
 	}))
+	t.Cleanup(func() {
+		counter.mu.Lock()
+		defer counter.mu.Unlock()
+		if len(counter.failed) > 0 {
+			t.Logf("requests the hub did not answer, retried and not counted: %v", counter.failed)
+		}
+	})
 	t.Cleanup(srv.Close)
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	err = os.WriteFile(kubeconfig, []byte(fmt.Sprintf(`apiVersion: v1
@@ -601,6 +622,17 @@ current-context: proxy
 		t.Fatal(err)
 	}
 	return kubeconfig, counter
+}
+
+// statusWriter remembers the status of a proxied response.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
 }
 
 func TestAccOCIRoutePlan_listsEachKindOnce(t *testing.T) {
