@@ -31,6 +31,12 @@ func TestAccOwnerConflicts(t *testing.T) {
 	}
 
 	a := newCLIWorkdir(t)
+	// An owner that is no owner: a plan error naming the setting, nothing written.
+	d, failed := a.plan(provider("team a!") + route("r", "route-a", `"src-a"`))
+	if bad := only(d, "Invalid Attribute Value Match"); !failed || len(bad) != 1 || !strings.Contains(bad[0].Detail, "owner") || !strings.Contains(bad[0].Detail, "team-a/infra") {
+		t.Errorf("plan with owner \"team a!\": want the error on owner, got %v", d)
+	}
+
 	a.apply(provider("team-a/infra") + registry("src", "src-a") + route("r", "route-a", "fleet_oci_registry.src.name"))
 	t.Cleanup(a.destroy)
 	obj, err := f.GetRoute("route-a")
@@ -46,7 +52,7 @@ func TestAccOwnerConflicts(t *testing.T) {
 
 	b := newCLIWorkdir(t)
 	conflicting := registry("src", "src-b") + route("r", "route-b", `"src-a"`) // the route is planned whatever the registry's plan says
-	d, failed := b.plan(provider("team-b") + conflicting)
+	d, failed = b.plan(provider("team-b") + conflicting)
 	if !failed {
 		t.Fatalf("team-b's plan of a conflicting route and source did not fail: %v", d)
 	}
