@@ -47,7 +47,7 @@ resource "fleet_chart" "hello" {
 resource "fleet_app" "hello" {
   name      = "hello"
   chart     = fleet_chart.hello.name
-  cluster   = "eu-01" # joined to the lab site by fleet_cluster_join.eu_01
+  cluster   = fleet_cluster_join.eu_01.cluster # "eu-01", joined to the lab site first
   namespace = "hello"
   values    = jsonencode({ greeting = var.greeting })
   wait_for  = "deployed"

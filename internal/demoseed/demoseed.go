@@ -36,6 +36,7 @@ var Clusters = []Cluster{
 	{"eu-staging-01", "edge", map[string]string{"region": "eu", "tier": "staging"}},
 	{"lab-sandbox", "edge", map[string]string{"region": "eu"}}, // has a route of its own in the examples
 	{"us-01", "edge", map[string]string{"region": "us"}},
+	{"us-staging-01", "edge", map[string]string{"region": "us", "tier": "staging"}}, // the staging route of the examples
 	{"store-0201", "airgap-stores", map[string]string{"region": "apac"}},
 	{"store-0203", "airgap-stores", map[string]string{"region": "apac"}},
 }

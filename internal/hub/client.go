@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"maps"
 	"math/rand/v2"
 	"net"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -330,6 +332,35 @@ func ManagedByTerraform(obj *unstructured.Unstructured, fieldManager string) boo
 		}
 	}
 	return false
+}
+
+// OwnerOf is the owner setting of the configuration that last wrote obj
+// (ConfigurationOwnerAnnotation), "" when it had none or no configuration wrote it.
+func OwnerOf(obj metav1.Object) string { return obj.GetAnnotations()[ConfigurationOwnerAnnotation] }
+
+// ConfigurationOwnerLabelValue is owner as a label value: itself when it is one, else its
+// characters a label value may hold, cut to 54, a dash and 8 hex digits of its hash, so that
+// different owners get different labels.
+func ConfigurationOwnerLabelValue(owner string) string {
+	if len(validation.IsValidLabelValue(owner)) == 0 {
+		return owner
+	}
+	clean := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
+			return r
+		}
+		return '-'
+	}, owner)
+	if len(clean) > 54 {
+		clean = clean[:54]
+	}
+	clean = strings.Trim(clean, "-_.")
+	sum := fnv.New32a()
+	sum.Write([]byte(owner))
+	if clean == "" {
+		return fmt.Sprintf("%08x", sum.Sum32())
+	}
+	return fmt.Sprintf("%s-%08x", clean, sum.Sum32())
 }
 
 // ErrUnreachable wraps errors that mean the hub could not be reached at all.

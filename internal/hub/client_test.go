@@ -2,9 +2,11 @@ package hub
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
 )
 
@@ -42,5 +44,27 @@ func TestMemo(t *testing.T) {
 	}
 	if failures != 2 {
 		t.Fatalf("a failed build ran %d times for 2 calls, want 2: failures are not cached", failures)
+	}
+}
+
+func TestConfigurationOwnerLabelValue(t *testing.T) {
+	long := strings.Repeat("a", 70)
+	for _, tc := range []struct{ owner, want string }{
+		{"team-a", "team-a"},              // a label value already
+		{"team.a_b-1", "team.a_b-1"},      // ditto
+		{"team-a/infra", "team-a-infra-"}, // '/' is not: cleaned, hashed
+		{long, long[:54] + "-"},           // cut to 54, hashed
+		{"/x/", "x-"},                     // trimmed
+	} {
+		got := ConfigurationOwnerLabelValue(tc.owner)
+		if errs := validation.IsValidLabelValue(got); len(errs) > 0 {
+			t.Errorf("%q: %q is no label value: %v", tc.owner, got, errs)
+		}
+		if got != tc.want && !(strings.HasSuffix(tc.want, "-") && strings.HasPrefix(got, tc.want) && len(got) == len(tc.want)+8) {
+			t.Errorf("%q: label value %q, want %q (with 8 hex digits when it ends in -)", tc.owner, got, tc.want)
+		}
+	}
+	if a, b := ConfigurationOwnerLabelValue("team-a/infra"), ConfigurationOwnerLabelValue("team-a:infra"); a == b {
+		t.Errorf("two owners, one label value %q", a)
 	}
 }

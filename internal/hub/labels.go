@@ -16,6 +16,15 @@ const (
 	ComponentLabel = "app.kubernetes.io/component"
 )
 
+// What a configuration with the provider's owner setting marks the objects it writes with.
+const (
+	// ConfigurationOwnerAnnotation holds the provider's owner setting (e.g. team-a/infra), whole.
+	ConfigurationOwnerAnnotation = "fleet.umkim.io/configuration-owner"
+	// ConfigurationOwnerLabel holds it as a label value (ConfigurationOwnerLabelValue), for
+	// kubectl get -l; the annotation is what the provider reads.
+	ConfigurationOwnerLabel = "fleet.umkim.io/configuration-owner"
+)
+
 // What the apps and app-routes reconcilers mark their objects with.
 const (
 	// OwnerAnnotation names, as <namespace>/<name>, the FleetApp, FleetAppRoute or

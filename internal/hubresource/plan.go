@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
 )
@@ -41,6 +42,41 @@ func (e *Env) CheckErr(ctx context.Context, err error) error {
 		return fmt.Errorf("the hub did not answer within %s (the provider's request_timeout); plan again when it does", e.CheckTimeout)
 	}
 	return err
+}
+
+// OwnedElsewhere is the owner of an object that another configuration manages, by the owner
+// setting: this provider has one and the object carries a different one (hub.OwnerOf). Such an
+// object no resource of this plan can change, so a conflict with it is an error naming that owner
+// where it would otherwise be a warning. "" otherwise, and always without the setting (today's
+// warnings stay), and for an object without an owner (one this configuration wrote before it had
+// the setting, for instance).
+func (e *Env) OwnedElsewhere(owner string) string {
+	if e.Owner == "" || owner == "" || owner == e.Owner {
+		return ""
+	}
+	return owner
+}
+
+// Changeable reports whether a resource of this plan may change obj: a Terraform configuration
+// manages it (hub.ManagedByTerraform) and it is not another owner's (OwnedElsewhere). A conflict
+// with an object a plan cannot change is an error, with one it can a warning (the soundness rule).
+func (e *Env) Changeable(obj *unstructured.Unstructured) bool {
+	return e.ChangeableBy(hub.ManagedByTerraform(obj, e.Client.FieldManager()), hub.OwnerOf(obj))
+}
+
+// ChangeableBy is Changeable for an object known by whether Terraform manages it and its owner.
+func (e *Env) ChangeableBy(managed bool, owner string) bool {
+	return managed && e.OwnedElsewhere(owner) == ""
+}
+
+// Unchangeable says why no resource of this plan can change an object Changeable refuses, of
+// the object's owner: "the configuration with owner "team-b" manages it" or "no Terraform
+// configuration manages it".
+func (e *Env) Unchangeable(owner string) string {
+	if o := e.OwnedElsewhere(owner); o != "" {
+		return fmt.Sprintf("the configuration with owner %q manages it", o)
+	}
+	return "no Terraform configuration manages it"
 }
 
 // replacingKey is the private-state key that ties the two PlanResourceChange calls of one
@@ -82,34 +118,68 @@ type privateData interface {
 	SetKey(ctx context.Context, key string, value []byte) diag.Diagnostics
 }
 
-// claims records the objects this provider process plans to create, to catch two resources of
-// one configuration that would be the same hub object.
+// claims records the objects this provider process plans to create, with their planned models,
+// to catch two resources of one configuration that would be the same hub object, and to tell
+// checks which objects the configuration creates (Env.Planned).
 type claims struct {
 	mu sync.Mutex
-	by map[string]bool
+	by map[string]any
 }
 
-// claim returns false when the object was claimed before in this process.
-func (c *claims) claim(kind, workspace, name string) bool {
+func claimKey(kind, workspace, name string) string { return kind + "/" + workspace + "/" + name }
+
+// claim records plan for the object and returns false when the object was claimed before in this
+// process.
+func (c *claims) claim(kind, workspace, name string, plan any) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.by == nil {
-		c.by = map[string]bool{}
+		c.by = map[string]any{}
 	}
-	key := kind + "/" + workspace + "/" + name
-	if c.by[key] {
+	key := claimKey(kind, workspace, name)
+	if _, ok := c.by[key]; ok {
 		return false
 	}
-	c.by[key] = true
+	c.by[key] = plan
 	return true
+}
+
+// Planned reports whether a resource of this configuration planned earlier in this process
+// creates the hub object k workspace/name. A check that finds an object it needs missing on the
+// hub asks this before warning: a resource that refers to another's attribute (registries =
+// [fleet_oci_registry.eu.name]) is planned after it, in the plan and in the apply-time re-plan
+// alike, so for a configuration written that way the answer does not depend on the order
+// Terraform plans in. A literal name gives Terraform no order, and the answer then may; the
+// check's warning says to refer to the resource.
+func (e *Env) Planned(k hub.Kind, workspace, name string) bool {
+	e.claims.mu.Lock()
+	defer e.claims.mu.Unlock()
+	_, ok := e.claims.by[claimKey(k.Kind, workspace, name)]
+	return ok
+}
+
+// PlannedModels returns the planned models (*M of the resource's Kind) of the objects of kind k
+// in workspace that resources of this configuration planned earlier in this process create, by
+// name, under the same rule as Planned.
+func PlannedModels[M any](e *Env, k hub.Kind, workspace string) map[string]*M {
+	e.claims.mu.Lock()
+	defer e.claims.mu.Unlock()
+	out := map[string]*M{}
+	prefix := claimKey(k.Kind, workspace, "")
+	for key, v := range e.claims.by {
+		if m, ok := v.(*M); ok && strings.HasPrefix(key, prefix) {
+			out[strings.TrimPrefix(key, prefix)] = m
+		}
+	}
+	return out
 }
 
 // checkNew checks an object this plan creates: no other resource of the configuration may create
 // it too, and the hub must not have it already. It returns false when the hub did not answer, and
 // says so: the other checks are then skipped.
-func (r *Resource[M, P]) checkNew(ctx context.Context, l hub.Lister, ws, name string, diags *diag.Diagnostics) bool {
+func (r *Resource[M, P]) checkNew(ctx context.Context, l hub.Lister, ws, name string, plan *M, diags *diag.Diagnostics) bool {
 	id := ws + "/" + name
-	if !r.env.claims.claim(r.kind.Object.Kind, ws, name) {
+	if !r.env.claims.claim(r.kind.Object.Kind, ws, name, plan) {
 		diags.AddAttributeError(path.Root("name"), "Duplicate "+r.kind.Object.Kind,
 			fmt.Sprintf("Two resources of this configuration create %s %s: they would overwrite each other on the hub. "+
 				"Give each its own name (or workspace).", r.kind.Object.Kind, id))
@@ -126,7 +196,12 @@ func (r *Resource[M, P]) checkNew(ctx context.Context, l hub.Lister, ws, name st
 			continue
 		}
 		imp := importHint(r.typeName(), id)
-		if hub.ManagedByTerraform(&items[i], r.env.Client.FieldManager()) {
+		if owner := r.env.OwnedElsewhere(hub.OwnerOf(&items[i])); owner != "" {
+			diags.AddAttributeError(path.Root("name"), r.kind.Object.Kind+" already exists",
+				fmt.Sprintf("%s %s is on the hub, managed by the configuration with owner %q, so no resource of this plan can free the name. "+
+					"Give this one another name (or workspace), or move the object between the configurations (terraform state rm there, then import it here). Nothing was written to the hub.",
+					r.kind.Object.Kind, id, owner))
+		} else if hub.ManagedByTerraform(&items[i], r.env.Client.FieldManager()) {
 			diags.AddAttributeWarning(path.Root("name"), r.kind.Object.Kind+" already on the hub",
 				fmt.Sprintf("%s %s is on the hub and managed by Terraform: by another configuration, by a resource of this one that this plan destroys, "+
 					"or left by an earlier apply of this resource that lost the hub's answer. If this plan destroys it first, apply creates it anew; "+

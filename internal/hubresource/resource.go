@@ -55,6 +55,10 @@ type Env struct {
 	WorkspaceUnknown bool
 	// ClientErr explains why Client is nil.
 	ClientErr error
+	// Owner is the provider's owner setting ("" without it): the engine writes it on every object
+	// it creates or updates, and a conflict with an object of another owner is a plan error
+	// (OwnedElsewhere).
+	Owner string
 	// CheckTimeout bounds the hub-aware checks of one resource's plan.
 	CheckTimeout time.Duration
 	// Preload reads what the plan-time checks of a workspace read, through the client's AtStart
@@ -283,7 +287,7 @@ func (r *Resource[M, P]) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 	defer cancel()
 	l := r.env.Client.AtStart()
 	r.preload(ctx, ws)
-	if isNew && (!r.checkWorkspace(ctx, l, ws, name, &resp.Diagnostics) || !r.checkNew(ctx, l, ws, name, &resp.Diagnostics)) {
+	if isNew && (!r.checkWorkspace(ctx, l, ws, name, &resp.Diagnostics) || !r.checkNew(ctx, l, ws, name, plan, &resp.Diagnostics)) {
 		return
 	}
 	if r.kind.CheckPlan != nil && !resp.Diagnostics.HasError() {
@@ -388,6 +392,15 @@ func (r *Resource[M, P]) apply(ctx context.Context, plan, prior *M, config model
 		labels = map[string]string{}
 	}
 	labels[hub.ManagedByLabel] = r.env.Client.FieldManager()
+	if r.env.Owner != "" {
+		labels[hub.ConfigurationOwnerLabel] = hub.ConfigurationOwnerLabelValue(r.env.Owner)
+		annotations := obj.GetAnnotations()
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[hub.ConfigurationOwnerAnnotation] = r.env.Owner
+		obj.SetAnnotations(annotations)
+	}
 	obj.SetLabels(labels)
 	if found != nil {
 		// An earlier create of this resource may have been committed with its answer lost:
@@ -509,10 +522,30 @@ func (r *Resource[M, P]) ImportState(ctx context.Context, req resource.ImportSta
 			return
 		}
 	}
+	r.warnImportOwned(ctx, ns, name, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), ns+"/"+name)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("workspace"), ns)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
 	setIdentity(ctx, resp.Identity, &Meta{Workspace: types.StringValue(ns), Name: types.StringValue(name)}, &resp.Diagnostics)
+}
+
+// warnImportOwned warns when the object being imported carries another configuration's owner
+// setting (hub.OwnerOf): after the import both configurations manage it, and each apply undoes the
+// other's changes. A missing object is left to the read that follows the import.
+func (r *Resource[M, P]) warnImportOwned(ctx context.Context, ns, name string, diags *diag.Diagnostics) {
+	if r.env == nil || r.env.Client == nil {
+		return
+	}
+	obj, err := r.env.Client.Get(ctx, r.kind.Object, ns, name)
+	if err != nil {
+		return
+	}
+	if owner := hub.OwnerOf(obj); owner != "" && owner != r.env.Owner {
+		diags.AddWarning(fmt.Sprintf("Importing an object of owner %q", owner),
+			fmt.Sprintf("%s %s/%s was written by the configuration with owner %q (provider setting owner). After this import both configurations manage it "+
+				"and each apply undoes the other's changes: remove it from that configuration's state (terraform state rm), or do not import it.",
+				r.kind.Object.Kind, ns, name, owner))
+	}
 }
 
 func (r *Resource[M, P]) flatten(ctx context.Context, obj *unstructured.Unstructured, into *M, diags *diag.Diagnostics) {

@@ -42,8 +42,9 @@ type Registry struct {
 	Name      string
 	Reference string
 	Role      string
-	Managed   bool // a Terraform configuration manages it (hub.ManagedByTerraform)
-	CABytes   int  // the size of its CA bundle, which every chain that lists it carries
+	Managed   bool   // a Terraform configuration manages it (hub.ManagedByTerraform)
+	Owner     string // the owner setting of the configuration that wrote it (hub.OwnerOf), or ""
+	CABytes   int    // the size of its CA bundle, which every chain that lists it carries
 }
 
 // Workspace is the routing inventory of one workspace.
@@ -51,6 +52,7 @@ type Workspace struct {
 	Name       string
 	Routes     []routing.Route     // the valid routes, sorted by name
 	Managed    map[string]bool     // names of the routes a Terraform configuration manages
+	Owners     map[string]string   // each route's configuration owner (hub.OwnerOf), when it has one
 	Waits      map[string]string   // each route's replicationWait as spelled on the hub, e.g. "10m"
 	Registries map[string]Registry // by name
 	Clusters   []routing.Cluster   // the clusters the workspace may route, sorted by name
@@ -135,7 +137,7 @@ func read(ctx context.Context, l hub.Lister, workspace string) (Lists, error) {
 // Assemble builds a workspace's inventory from plain lists. An object that cannot be read is
 // listed in Invalid and left out.
 func Assemble(workspace string, lists Lists, fieldManager string) *Workspace {
-	ws := &Workspace{Name: workspace, Managed: map[string]bool{}, Waits: map[string]string{}, Registries: map[string]Registry{}}
+	ws := &Workspace{Name: workspace, Managed: map[string]bool{}, Owners: map[string]string{}, Waits: map[string]string{}, Registries: map[string]Registry{}}
 	for i := range lists.Routes {
 		u := &lists.Routes[i]
 		r, err := RouteFrom(u)
@@ -148,6 +150,9 @@ func Assemble(workspace string, lists Lists, fieldManager string) *Workspace {
 		}
 		ws.Routes = append(ws.Routes, r)
 		ws.Managed[r.Name] = hub.ManagedByTerraform(u, fieldManager)
+		if o := hub.OwnerOf(u); o != "" {
+			ws.Owners[r.Name] = o
+		}
 		ws.Waits[r.Name] = r.ReplicationWait.String()
 		if w, _, _ := unstructured.NestedString(u.Object, "spec", "replicationWait"); w != "" {
 			ws.Waits[r.Name] = w
@@ -166,7 +171,7 @@ func Assemble(workspace string, lists Lists, fieldManager string) *Workspace {
 			continue
 		}
 		ws.Registries[s.GetName()] = Registry{Name: s.GetName(), Reference: reg.Reference, Role: reg.Role, Managed: hub.ManagedByTerraform(s, fieldManager),
-			CABytes: len(reg.CACerts)}
+			Owner: hub.OwnerOf(s), CABytes: len(reg.CACerts)}
 	}
 	ws.assembleClusters(lists)
 	return ws

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -37,21 +38,31 @@ func TestAccAppPlanWarnings(t *testing.T) {
 		expectWarnings(t, step, d, failed, all, want)
 	}
 	app := func(cluster, chart, values string) string {
-		return fmt.Sprintf("resource \"fleet_app\" \"a\" {\n  name = \"hello\"\n  workspace = %q\n  chart = %q\n  cluster = %q\n  namespace = \"web\"\n  values = jsonencode(%s)\n}\n", ws, chart, cluster, values)
+		if !strings.HasPrefix(chart, "fleet_chart.") {
+			chart = strconv.Quote(chart) // else a reference
+		}
+		return fmt.Sprintf("resource \"fleet_app\" \"a\" {\n  name = \"hello\"\n  workspace = %q\n  chart = %s\n  cluster = %q\n  namespace = \"web\"\n  values = jsonencode(%s)\n}\n", ws, chart, cluster, values)
 	}
 
 	expect("cluster missing", app("not-registered", "hello", "{}"), map[string][]string{clusterMissing: {"FleetApp " + ws + "/hello", `"not-registered", which is not a ManagedCluster`}})
 	expect("cluster not joined", app(unjoined, "hello", "{}"), map[string][]string{notJoined: {
 		fmt.Sprintf("Cluster %q of FleetApp %s/hello is not joined", unjoined, ws), "no FleetClusterJoin of workspace " + ws + " names it",
-		"The app is written and waits (phase Pending, reason NotJoined, nothing delivered to the cluster)", "a fleet_cluster_join of this plan may join it"}})
+		"no fleet_cluster_join of this configuration planned before the app joins it", "set the app's cluster to fleet_cluster_join.<label>.cluster",
+		"Until it is joined the app waits (phase Pending, reason NotJoined, nothing delivered to the cluster)"}})
 	expect("join not Ready", app(waiting, "hello", "{}"), map[string][]string{joinNotReady: {
 		"FleetClusterJoin " + ws + "/j-waiting, which exists but is not Ready yet", `SiteNotFound: FleetSite "nowhere" not found`,
 		"The app is delivered all the same"}})
-	expect("chart missing", app(ready, "nochart", "{}"), map[string][]string{chartMissing: {`installs chart "nochart"`, "If a fleet_chart of this configuration creates it"}})
-	// The chart of the same plan is not on the hub as the plan began: still a warning, in either order.
+	expect("chart missing", app(ready, "nochart", "{}"), map[string][]string{chartMissing: {`installs chart "nochart"`, "no fleet_chart of this configuration planned before the app creates it", "refer to it as fleet_chart.<label>.name"}})
+	// The chart of the same plan, referred to as the docs recommend: Terraform plans it first, so
+	// the app's check knows this plan creates it (hubresource.Env.Planned): no warning, in either
+	// order of declaration and at -parallelism=1. (A literal name gives Terraform no order; the
+	// warning then depends on it, and says to refer to the chart.)
 	chart := "resource \"fleet_chart\" \"c\" {\n  name = \"newchart\"\n  workspace = \"" + ws + "\"\n  repository = \"charts/new\"\n  version = \"1.0.0\"\n}\n"
-	expect("chart in the same plan", chart+app(ready, "newchart", "{}"), map[string][]string{chartMissing: {`installs chart "newchart"`}})
-	expect("chart in the same plan, reversed", app(ready, "newchart", "{}")+chart, map[string][]string{chartMissing: {`installs chart "newchart"`}})
+	expect("chart in the same plan", chart+app(ready, "fleet_chart.c.name", "{}"), nil)
+	expect("chart in the same plan, reversed", app(ready, "fleet_chart.c.name", "{}")+chart, nil)
+	w.write(app(ready, "fleet_chart.c.name", "{}") + chart)
+	got, failed := w.diags("plan", "-parallelism=1")
+	expectWarnings(t, "chart in the same plan, -parallelism=1", got, failed, all, nil)
 	expect("ready", app(ready, "hello", "{}"), nil)
 
 	// The same answers whatever order Terraform plans in: with a sibling app, declared either way,
@@ -59,9 +70,9 @@ func TestAccAppPlanWarnings(t *testing.T) {
 	sibling := func(name string) string {
 		return fmt.Sprintf("resource \"fleet_app\" %q {\n  name = %q\n  workspace = %q\n  chart = \"hello\"\n  cluster = %q\n  namespace = \"web\"\n}\n", name, name, ws, unjoined)
 	}
-	subject := chart + app(waiting, "newchart", "{}")
+	subject := chart + app(waiting, "fleet_chart.c.name", "{}")
 	want := map[string][]string{joinNotReady: {"FleetClusterJoin " + ws + "/j-waiting, which exists but is not Ready yet"},
-		chartMissing: {`installs chart "newchart"`}, notJoined: {fmt.Sprintf("Cluster %q of FleetApp %s/", unjoined, ws)}}
+		notJoined: {fmt.Sprintf("Cluster %q of FleetApp %s/", unjoined, ws)}}
 	w.apply(sibling("b"))
 	for _, v := range []struct {
 		name   string
@@ -76,12 +87,12 @@ func TestAccAppPlanWarnings(t *testing.T) {
 	} {
 		w.write(strings.Join(v.blocks, ""))
 		got, failed := w.diags(append([]string{"plan"}, v.args...)...)
-		step := "join not Ready and chart missing, " + v.name
+		step := "join not Ready, " + v.name
 		if v.name == "sibling renamed" {
 			expectWarnings(t, step, got, failed, all, want) // the new name is checked: its cluster is not joined
 			continue
 		}
-		expectWarnings(t, step, got, failed, all, map[string][]string{joinNotReady: want[joinNotReady], chartMissing: want[chartMissing]})
+		expectWarnings(t, step, got, failed, all, map[string][]string{joinNotReady: want[joinNotReady]})
 	}
 	w.destroy()
 

@@ -320,10 +320,11 @@ func checkAppPlan(ctx context.Context, c hubresource.PlanCheck[appModel]) diag.D
 		switch {
 		case err != nil:
 			diags.AddWarning("Chart not checked", fmt.Sprintf("Could not list the FleetCharts of workspace %s: %v.", c.Workspace, c.Env.CheckErr(ctx, err)))
-		case !hasName(charts, chart):
+		case !hasName(charts, chart) && !c.Env.Planned(fleetChartKind, c.Workspace, chart):
 			diags.AddAttributeWarning(path.Root("chart"), "Chart not on the hub",
-				fmt.Sprintf("FleetApp %s installs chart %q, which is not a FleetChart of workspace %s on the hub. If a fleet_chart of this configuration creates it, "+
-					"this resolves itself; otherwise the app is written and waits (phase Pending) until the chart exists. If the name is a typo, correct it.", id, chart, c.Workspace))
+				fmt.Sprintf("FleetApp %s installs chart %q, which is not a FleetChart of workspace %s on the hub, and no fleet_chart of this configuration planned before the app creates it. "+
+					"If one does, refer to it as fleet_chart.<label>.name, so that Terraform creates it first; otherwise correct the name, or create the chart. "+
+					"Until it exists the app waits (phase Pending).", id, chart, c.Workspace))
 		}
 	}
 	return diags
@@ -427,9 +428,15 @@ func checkAppCluster(ctx context.Context, c hubresource.PlanCheck[appModel], id,
 		return // joined by another workspace's join: the app is delivered; its routes' plans say what they need
 	}
 	if join == nil {
+		for _, j := range hubresource.PlannedModels[clusterJoinModel](c.Env, fleetClusterJoinKind, c.Workspace) {
+			if j.Cluster.ValueString() == cluster {
+				return // a fleet_cluster_join of this plan, planned before the app, joins it
+			}
+		}
 		diags.AddAttributeWarning(path.Root("cluster"), "Cluster not joined",
-			fmt.Sprintf("Cluster %q of FleetApp %s is not joined to a site: no FleetClusterJoin of workspace %s names it. The app is written and waits (phase Pending, "+
-				"reason NotJoined, nothing delivered to the cluster) until a join names the cluster; a fleet_cluster_join of this plan may join it.", cluster, id, c.Workspace))
+			fmt.Sprintf("Cluster %q of FleetApp %s is not joined to a site: no FleetClusterJoin of workspace %s names it, and no fleet_cluster_join of this configuration "+
+				"planned before the app joins it. If one does, set the app's cluster to fleet_cluster_join.<label>.cluster, so that Terraform joins it first; otherwise join it. "+
+				"Until it is joined the app waits (phase Pending, reason NotJoined, nothing delivered to the cluster).", cluster, id, c.Workspace))
 		return
 	}
 	var j v1alpha1.FleetClusterJoin

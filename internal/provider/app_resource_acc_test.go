@@ -474,7 +474,7 @@ func TestAccAppRoute_planErrors(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				Config:      route("app-a", "hub", "a.example.com"),
-				ExpectError: expectError("Site has no hub gateway", chainA, "needs the site's hub_gateway enabled", "Neither the app, its join nor the site is managed by Terraform", "Nothing was written to the hub"),
+				ExpectError: expectError("Site has no hub gateway", chainA, "needs the site's hub_gateway enabled", "Of the app, no Terraform configuration manages it; of its join, no Terraform configuration manages it; of the site, no Terraform configuration manages it", "Nothing was written to the hub"),
 			},
 			{
 				PreConfig:   onlyTaken,
@@ -484,7 +484,7 @@ func TestAccAppRoute_planErrors(t *testing.T) {
 			{
 				PreConfig:   onlyTaken,
 				Config:      route("app-a", "site", taken),
-				ExpectError: expectError("Host and path already routed", "publishes "+taken+"/", "is held by FleetAppRoute "+ws+"/taken", "not managed by Terraform", "Nothing was written to the hub"),
+				ExpectError: expectError("Host and path already routed", "publishes "+taken+"/", "is held by FleetAppRoute "+ws+"/taken", "Of FleetAppRoute "+ws+"/taken, no Terraform configuration manages it", "Nothing was written to the hub"),
 			},
 			{
 				// The same host under another path is free, and site mode through the join's entry is served: written.
@@ -631,13 +631,13 @@ func TestAccAppRoute_gatewayRules(t *testing.T) {
 				PreConfig: nothingWritten,
 				Config:    route("hub", "shop.example.com", "/"),
 				ExpectError: expectError("Host outside the hub gateway's domain", `domain "apps.example.com"`, `host "shop.example.com" is neither`,
-					"Neither the app, its join nor the site is managed by Terraform", "Nothing was written to the hub"),
+					"Of the app, no Terraform configuration manages it; of its join, no Terraform configuration manages it; of the site, no Terraform configuration manages it", "Nothing was written to the hub"),
 			},
 			{
 				PreConfig: nothingWritten,
 				Config:    route("site", "held.apps.example.com", "/other"),
 				ExpectError: expectError("Host belongs to another workspace", "belongs to workspace "+other, "FleetAppRoute "+other+"/holder",
-					"not managed by Terraform", "Nothing was written to the hub"),
+					"Of FleetAppRoute "+other+"/holder, no Terraform configuration manages it", "Nothing was written to the hub"),
 			},
 			{
 				PreConfig: nothingWritten,

@@ -261,7 +261,6 @@ func checkRouteHost(ctx context.Context, c hubresource.PlanCheck[appRouteModel],
 	}
 	me := v1alpha1.FleetAppRoute{ObjectMeta: metav1.ObjectMeta{Namespace: c.Workspace, Name: c.Plan.Name.ValueString(), CreationTimestamp: metav1.NewTime(time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC))},
 		Spec: v1alpha1.FleetAppRouteSpec{Mode: v1alpha1.RouteMode(c.Plan.Mode.ValueString()), Host: host, Path: urlPath}}
-	fm := c.Env.Client.FieldManager()
 	var all, unmanaged []v1alpha1.FleetAppRoute
 	for i := range routes {
 		o := &routes[i]
@@ -276,7 +275,7 @@ func checkRouteHost(ctx context.Context, c hubresource.PlanCheck[appRouteModel],
 			continue
 		}
 		all = append(all, r)
-		if !hub.ManagedByTerraform(o, fm) {
+		if !c.Env.Changeable(o) {
 			unmanaged = append(unmanaged, r)
 		}
 	}
@@ -292,7 +291,7 @@ func checkRouteHost(ctx context.Context, c hubresource.PlanCheck[appRouteModel],
 	if b := fleetrules.HostBlocker(unmanaged, &me); b != nil {
 		claim := claimOf(b)
 		diags.AddAttributeError(path.Root("host"), summary(b),
-			fmt.Sprintf("%s FleetAppRoute %s/%s is not managed by Terraform, so no resource of this plan can free the host. Nothing was written to the hub.", claim, b.Namespace, b.Name))
+			fmt.Sprintf("%s Of FleetAppRoute %s/%s, %s, so no resource of this plan can free the host. Nothing was written to the hub.", claim, b.Namespace, b.Name, c.Env.Unchangeable(hub.OwnerOf(b))))
 		return
 	}
 	if b := fleetrules.HostBlocker(all, &me); b != nil {
@@ -325,6 +324,9 @@ func checkRouteMode(ctx context.Context, c hubresource.PlanCheck[appRouteModel],
 		return
 	}
 	app := byName(apps, appName)
+	if app == nil && c.Env.Planned(fleetAppKind, c.Workspace, appName) {
+		return // a fleet_app of this plan creates it; the controller checks the mode (NoIngress, NoHubGateway)
+	}
 	if app == nil {
 		notChecked("App not on the hub", fmt.Sprintf("app %q is not a FleetApp of workspace %s on the hub (AppNotFound)", appName, c.Workspace))
 		return
@@ -407,14 +409,14 @@ func checkRouteMode(ctx context.Context, c hubresource.PlanCheck[appRouteModel],
 		return
 	}
 	msg := fmt.Sprintf("FleetAppRoute %s: %s; %s.", id, chain, needs)
-	fm := c.Env.Client.FieldManager()
-	if hub.ManagedByTerraform(app, fm) || hub.ManagedByTerraform(joinObj, fm) || hub.ManagedByTerraform(siteObj, fm) {
+	if c.Env.Changeable(app) || c.Env.Changeable(joinObj) || c.Env.Changeable(siteObj) {
 		diags.AddAttributeWarning(path.Root("mode"), problem,
 			msg+fmt.Sprintf(" The app, its join or the site is managed by Terraform, so this plan may fix it (%s); otherwise the route is not Ready (%s) after apply.", fix, reason))
 		return
 	}
 	diags.AddAttributeError(path.Root("mode"), problem,
-		msg+fmt.Sprintf(" Neither the app, its join nor the site is managed by Terraform, so no resource of this plan can change this: %s. Nothing was written to the hub.", fix))
+		msg+fmt.Sprintf(" Of the app, %s; of its join, %s; of the site, %s: so no resource of this plan can change this: %s. Nothing was written to the hub.",
+			c.Env.Unchangeable(hub.OwnerOf(app)), c.Env.Unchangeable(hub.OwnerOf(joinObj)), c.Env.Unchangeable(hub.OwnerOf(siteObj)), fix))
 }
 
 // byName is the item of that name, or nil.

@@ -161,7 +161,6 @@ func checkClusterJoinPlan(ctx context.Context, c hubresource.PlanCheck[clusterJo
 	name := p.Name.ValueString()
 	id := c.Workspace + "/" + name
 	isNew := c.Prior == nil || c.Replace || !p.Cluster.Equal(c.Prior.Cluster)
-	fm := c.Env.Client.FieldManager()
 
 	if !p.Cluster.IsUnknown() && isNew {
 		cluster := p.Cluster.ValueString()
@@ -197,9 +196,13 @@ func checkClusterJoinPlan(ctx context.Context, c hubresource.PlanCheck[clusterJo
 		}
 	}
 	if siteObj == nil {
+		if c.Env.Planned(fleetSiteKind, c.Workspace, site) {
+			return diags // a fleet_site of this plan creates it; the controller checks the entry (IngressNotFound)
+		}
 		diags.AddAttributeWarning(path.Root("site"), "Site not on the hub",
-			fmt.Sprintf("FleetClusterJoin %s names site %q, which is not a FleetSite of workspace %s on the hub, so ingress_id %q could not be checked. "+
-				"If a fleet_site of this configuration creates it, this resolves itself; until the site exists the join waits (SiteNotFound).", id, site, c.Workspace, entry))
+			fmt.Sprintf("FleetClusterJoin %s names site %q, which is not a FleetSite of workspace %s on the hub, and no fleet_site of this configuration planned before the join creates it, "+
+				"so ingress_id %q could not be checked. If one does, refer to it as fleet_site.<label>.name, so that Terraform creates it first; otherwise correct the name. "+
+				"Until the site exists the join waits (SiteNotFound).", id, site, c.Workspace, entry))
 		return diags
 	}
 	var s v1alpha1.FleetSite
@@ -207,7 +210,7 @@ func checkClusterJoinPlan(ctx context.Context, c hubresource.PlanCheck[clusterJo
 		diags.AddWarning("Site not checked", fmt.Sprintf("FleetSite %s/%s on the hub is unreadable: %v.", c.Workspace, site, err))
 		return diags
 	}
-	siteManaged := hub.ManagedByTerraform(siteObj, fm)
+	siteManaged := c.Env.Changeable(siteObj)
 	e, ok := s.Entry(entry)
 	if !ok {
 		msg := fmt.Sprintf("FleetSite %s/%s has no ingress entry %q (it has: %s).", c.Workspace, site, entry, strings.Join(fleetrules.EntryIDs(&s), ", "))
@@ -216,7 +219,8 @@ func checkClusterJoinPlan(ctx context.Context, c hubresource.PlanCheck[clusterJo
 				msg+" The site is managed by Terraform: if this plan adds the entry, this resolves itself; otherwise the join is not Ready (IngressNotFound) after apply.")
 		} else {
 			diags.AddAttributeError(path.Root("ingress_id"), "Ingress entry not on the site",
-				msg+" No Terraform configuration manages the site, so no resource of this plan can add the entry: bind the join to one of the site's entries, or add the entry on the hub. Nothing was written to the hub.")
+				msg+fmt.Sprintf(" Of the site, %s, so no resource of this plan can add the entry: bind the join to one of the site's entries, or have the entry added to the site. Nothing was written to the hub.",
+					c.Env.Unchangeable(hub.OwnerOf(siteObj))))
 		}
 		return diags
 	}
@@ -235,15 +239,15 @@ func checkClusterJoinPlan(ctx context.Context, c hubresource.PlanCheck[clusterJo
 	hc, _, _ := unstructured.NestedString(holder.Object, "spec", "cluster")
 	msg := fmt.Sprintf("Ingress entry %q of FleetSite %s/%s is a port_forward entry, which serves one cluster, and FleetClusterJoin %s/%s (cluster %s) on the hub holds it.",
 		entry, c.Workspace, site, c.Workspace, holder.GetName(), hc)
-	if hub.ManagedByTerraform(holder, fm) || siteManaged {
+	if c.Env.Changeable(holder) || siteManaged {
 		diags.AddAttributeWarning(path.Root("ingress_id"), "port_forward entry already taken",
 			msg+fmt.Sprintf(" That join or the site is managed by Terraform, so this plan may free the entry (move or destroy that join, or make the entry reverse_proxy); "+
 				"otherwise apply writes FleetClusterJoin %s, which is not Ready (IngressTaken) while the other holds the entry.", id))
 		return diags
 	}
 	diags.AddAttributeError(path.Root("ingress_id"), "port_forward entry already taken",
-		msg+" Neither that join nor the site is managed by Terraform, so no resource of this plan can free the entry: bind this join to another entry (or a reverse_proxy entry, which clusters may share), "+
-			"or remove the other join on the hub. Nothing was written to the hub.")
+		msg+fmt.Sprintf(" Of that join, %s; of the site, %s: so no resource of this plan can free the entry. Bind this join to another entry (or a reverse_proxy entry, which clusters may share), "+
+			"or have the other join removed. Nothing was written to the hub.", c.Env.Unchangeable(hub.OwnerOf(holder)), c.Env.Unchangeable(hub.OwnerOf(siteObj))))
 	return diags
 }
 

@@ -145,6 +145,8 @@ func (c *seedChecker) body(b *hclsyntax.Body, block *hclsyntax.Block) {
 		switch {
 		case a.Name == "cluster_names" || a.Name == "cluster_groups":
 			c.list(a.Name, a.Expr)
+		case a.Name == "cluster" && block != nil && len(block.Labels) == 2 && block.Labels[0] == "fleet_app" && isJoinCluster(a.Expr):
+			c.counts["fleet_app cluster"]++ // the join's literal cluster is checked where the join is declared
 		case a.Name == "cluster" && block != nil && len(block.Labels) == 2 && clusterArgument[block.Type+" "+block.Labels[0]]:
 			if name, ok := c.literal(a.Expr); ok {
 				c.counts[block.Labels[0]+" cluster"]++
@@ -267,6 +269,17 @@ func (c *seedChecker) literal(expr hclsyntax.Expression) (string, bool) {
 		return "", false
 	}
 	return v.AsString(), true
+}
+
+// isJoinCluster tells whether expr is fleet_cluster_join.<label>.cluster: an app that names its
+// cluster through its join, as the examples do so that Terraform joins the cluster first.
+func isJoinCluster(expr hclsyntax.Expression) bool {
+	st, ok := expr.(*hclsyntax.ScopeTraversalExpr)
+	if !ok || len(st.Traversal) != 3 || st.Traversal.RootName() != "fleet_cluster_join" {
+		return false
+	}
+	attr, ok := st.Traversal[2].(hcl.TraverseAttr)
+	return ok && attr.Name == "cluster"
 }
 
 // objectKey returns the key of an object item: a bare name or a literal string, else "".

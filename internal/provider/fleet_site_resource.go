@@ -157,11 +157,11 @@ var newFleetSiteResource = withSitePreload[fleetSiteModel, *fleetSiteModel](hubr
 		"Each `ingress` entry is one way in: `port_forward` (the site's WAN router forwards ports of `address` to the NodePorts " +
 		"of **one** spoke's Traefik, given in `ports`; one cluster per entry) or `reverse_proxy` (an external reverse proxy at " +
 		"`address` terminates TLS and forwards by host name; many clusters may share it). A site with no ingress entry and no " +
-		"enabled `hub_gateway` has no fleet-managed WAN path: the plan warns.\n\n" +
+		"enabled `hub_gateway` has no fleet-managed WAN path (an air-gapped site): the plan of a `fleet_app_route` that would need one warns.\n\n" +
 		"`fleet-controller hub` (its `sites` reconciler) reports `joined_clusters` (the Ready joins bound to the site) and " +
 		"publishes the site's ingress data in the ConfigMap `edge_config_map` (`fleet-site-<name>-edge`) in the workspace.\n\n" +
 		"Plan-time checks: entry ids must be unique, a `port_forward` entry must name a port, an enabled hub gateway needs a " +
-		"`domain` (errors, from the configuration alone); no WAN path, and removing or changing an entry that joins on the hub " +
+		"`domain` (errors, from the configuration alone); removing or changing an entry that joins on the hub " +
 		"are bound to, are warnings that name the joins (a join of the same plan may be moving off the entry).",
 	Attributes: map[string]schema.Attribute{
 		"display_name": schema.StringAttribute{Optional: true, MarkdownDescription: "The site's name for people.",
@@ -411,10 +411,10 @@ func optPort(p int32) *int64 {
 	return &v
 }
 
-// checkFleetSitePlan warns of a site without a WAN path, and of entries removed, or turned into
-// port_forward entries, that joins on the hub are bound to. Both are warnings: the WAN path is
-// the operator's choice (an air-gapped site has none), and a join of this plan may be moving off
-// the entry.
+// checkFleetSitePlan warns of entries removed, or turned into port_forward entries, that joins on
+// the hub are bound to: warnings, since a join of this plan may be moving off the entry. A site
+// without a WAN path is no warning of its own (an air-gapped site is meant to have none): the plan
+// of an app route whose site cannot serve it says so.
 func checkFleetSitePlan(ctx context.Context, c hubresource.PlanCheck[fleetSiteModel]) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if c.Plan == nil {
@@ -425,19 +425,6 @@ func checkFleetSitePlan(ctx context.Context, c hubresource.PlanCheck[fleetSiteMo
 	entries, known := siteIngressOf(ctx, p, &diags)
 	if !known || p.HubGateway.IsUnknown() {
 		return diags
-	}
-	gateway := false
-	if !p.HubGateway.IsNull() {
-		if e, ok := p.HubGateway.Attributes()["enabled"].(types.Bool); ok && !e.IsUnknown() {
-			gateway = e.ValueBool()
-		} else {
-			gateway = true // unknown: do not warn
-		}
-	}
-	if len(entries) == 0 && !gateway {
-		diags.AddWarning("Site has no WAN path",
-			fmt.Sprintf("FleetSite %s has no ingress entry and no enabled hub_gateway: no fleet-managed WAN path reaches its clusters, and their apps can only be routed from inside the site. "+
-				"Add an ingress entry (port_forward or reverse_proxy) or enable hub_gateway if the site should be reachable; an air-gapped site needs neither.", id))
 	}
 	if c.Prior == nil || c.Replace {
 		return diags

@@ -20,6 +20,7 @@ import (
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
+	"github.com/umkim/terraform-provider-fleet/internal/hubresource"
 	"github.com/umkim/terraform-provider-fleet/internal/inventory"
 	"github.com/umkim/terraform-provider-fleet/internal/pullwork"
 )
@@ -192,12 +193,32 @@ func (d *ociPullStatusDataSource) Read(ctx context.Context, req datasource.ReadR
 	}
 	rows, counts, clusters, idle := pullStatusRows(pulls, storages, cluster, artifact)
 	if cluster != "" && len(rows) == 0 && len(idle) == 0 {
-		resp.Diagnostics.AddAttributeWarning(path.Root("cluster"), "Cluster unknown to the workspace",
-			fmt.Sprintf("Cluster %q has neither pulls nor a ClusterOCIStorage in workspace %s: it is not a member of a ManagedClusterSet bound "+
-				"to the workspace, or fleet-controller hub has not handled it yet. Check the cluster's name.", cluster, ws))
+		warnClusterUnknown(ctx, d.env, ws, cluster, &resp.Diagnostics)
 	}
 	m.Pulls, m.Counts, m.Clusters, m.ClustersWithoutPulls = rows, &counts, types.Int64Value(int64(clusters)), idle
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// warnClusterUnknown warns that cluster, of which the workspace shows nothing, is not one the
+// workspace may use, saying why: no ManagedCluster of that name, or none of its sets bound. A
+// cluster the workspace may use that fleet-controller hub has not reported on yet (or that no
+// controller serves) is no warning: it has no pulls, and the data source says so.
+func warnClusterUnknown(ctx context.Context, env *hubresource.Env, ws, cluster string, diags *diag.Diagnostics) {
+	inv, err := inventory.Load(ctx, env.Client.Live(), ws, env.Client.FieldManager())
+	why := "it is not a member of a ManagedClusterSet bound to the workspace, or fleet-controller hub has not handled it yet"
+	if err == nil {
+		ca, ok := inv.Access(cluster)
+		switch {
+		case ok && ca.Allowed():
+			return
+		case ok:
+			why = ca.NotBound()
+		default:
+			why = "no ManagedCluster of that name is on the hub"
+		}
+	}
+	diags.AddAttributeWarning(path.Root("cluster"), "Cluster unknown to the workspace",
+		fmt.Sprintf("Cluster %q has neither pulls nor a ClusterOCIStorage in workspace %s: %s. Check the cluster's name, or bind one of its sets to the workspace.", cluster, ws, why))
 }
 
 // loadPulls reads the pulls of a workspace, of cluster only when it is set, and the route and

@@ -352,7 +352,12 @@ func checkOCIRegistryPlan(ctx context.Context, c hubresource.PlanCheck[ociRegist
 		if reg.Role != roleSource || other == name || other == priorName {
 			continue
 		}
-		if reg.Managed {
+		if owner := c.Env.OwnedElsewhere(reg.Owner); owner != "" {
+			diags.AddAttributeError(path.Root("role"), "Second source registry",
+				fmt.Sprintf("Workspace %s has the source registry %q on the hub, and the configuration with owner %q manages it, so this plan cannot make it a mirror; "+
+					"a workspace has exactly one source, where content is pushed. Set role = \"mirror\" for %q, or agree with that owner which registry is the source. Nothing was written to the hub.",
+					ws, other, owner, name))
+		} else if reg.Managed {
 			diags.AddAttributeWarning(path.Root("role"), "Second source registry",
 				fmt.Sprintf("Workspace %s has the source registry %q on the hub, managed by Terraform; a workspace has exactly one source, where content is pushed. "+
 					"If this plan makes %q a mirror or destroys it, %q is the only source; otherwise the workspace has two sources after apply.", ws, other, other, name))

@@ -465,7 +465,7 @@ func checkOCIRoutePlan(ctx context.Context, c hubresource.PlanCheck[ociRouteMode
 		return diags
 	}
 	if !vague["registries"] {
-		checkRegistries(route, inv, c.Workspace, &diags)
+		checkRegistries(c, route, inv, &diags)
 		checkChainCAs(route, inv, &diags)
 	}
 	if !vague["cluster_names"] && !vague["cluster_groups"] {
@@ -481,7 +481,7 @@ func checkOCIRoutePlan(ctx context.Context, c hubresource.PlanCheck[ociRouteMode
 		}
 	}
 	if !vague["priority"] && !vague["default"] {
-		checkCollisions(route, priorRoute, replaced, inv, c.Workspace, &diags)
+		checkCollisions(c.Env, route, priorRoute, replaced, inv, c.Workspace, &diags)
 	}
 	if diags.HasError() {
 		return diags
@@ -508,17 +508,19 @@ func checkedWorkspace[M any](ctx context.Context, c hubresource.PlanCheck[M], no
 	return nil
 }
 
-// checkRegistries warns about registries of the chain that the hub does not have: the plan may
-// create them, which a check cannot see.
-func checkRegistries(route routing.Route, inv *inventory.Workspace, ws string, diags *diag.Diagnostics) {
+// checkRegistries warns about registries of the chain that the hub does not have and that no
+// fleet_oci_registry of this configuration planned before the route creates (hubresource.Env.Planned):
+// a route that refers to the registry (fleet_oci_registry.eu.name) is planned after it, so the
+// configuration the docs recommend gets no warning.
+func checkRegistries(c hubresource.PlanCheck[ociRouteModel], route routing.Route, inv *inventory.Workspace, diags *diag.Diagnostics) {
 	for i, reg := range route.Registries {
-		if _, ok := inv.Registries[reg]; ok || strings.HasPrefix(reg, unknownPrefix) {
+		if _, ok := inv.Registries[reg]; ok || strings.HasPrefix(reg, unknownPrefix) || c.Env.Planned(secretKind, c.Workspace, reg) {
 			continue
 		}
 		diags.AddAttributeWarning(path.Root("registries").AtListIndex(i), "Registry not on the hub",
-			fmt.Sprintf("Route %q names registry %q, which workspace %s does not have yet. If a fleet_oci_registry of this configuration creates it, "+
-				"reference it as fleet_oci_registry.<label>.name so that Terraform creates it before the route; until it exists, the route's clusters cannot use it. "+
-				"Otherwise correct the name.", route.Name, reg, ws))
+			fmt.Sprintf("Route %q names registry %q, which workspace %s does not have, and no fleet_oci_registry of this configuration planned before the route creates it. "+
+				"If one does, refer to it as fleet_oci_registry.<label>.name, so that Terraform creates it before the route; otherwise correct the name, "+
+				"or create the registry. Until it exists, the route is not Ready (RegistryNotFound) and its clusters keep the chain they had.", route.Name, reg, c.Workspace))
 	}
 }
 
@@ -594,7 +596,7 @@ func orNone(ss []string) string {
 
 // checkCollisions reports another route with the planned priority, or another default route,
 // when this change makes the collision (a new route, or a changed priority or default).
-func checkCollisions(route routing.Route, prior *routing.Route, replaced []string, inv *inventory.Workspace, ws string, diags *diag.Diagnostics) {
+func checkCollisions(env *hubresource.Env, route routing.Route, prior *routing.Route, replaced []string, inv *inventory.Workspace, ws string, diags *diag.Diagnostics) {
 	if prior != nil && prior.Priority == route.Priority && prior.Default == route.Default {
 		return
 	}
@@ -615,17 +617,22 @@ func checkCollisions(route routing.Route, prior *routing.Route, replaced []strin
 		default:
 			continue
 		}
-		if inv.Managed[o.Name] {
+		switch owner := inv.Owners[o.Name]; {
+		case env.ChangeableBy(inv.Managed[o.Name], owner):
 			diags.AddAttributeWarning(path.Root(attr), summary, fmt.Sprintf("On the hub, %s. Route %q is managed by Terraform: if this plan changes it or destroys it, the conflict goes away; "+
 				"otherwise %s (the fleet_oci_routing data source shows the conflict).", clash, o.Name, tie))
-		} else {
+		case env.OwnedElsewhere(owner) != "":
+			diags.AddAttributeError(path.Root(attr), summary, fmt.Sprintf("On the hub, %s. The configuration with owner %q manages route %q, so this plan cannot change it: "+
+				"choose another %s for %q, or agree the change with that owner. Nothing was written to the hub.", clash, owner, o.Name, attr, route.Name))
+		default:
 			diags.AddAttributeError(path.Root(attr), summary, fmt.Sprintf("On the hub, %s. No Terraform configuration manages route %q, so this plan cannot change it: "+
 				"choose another %s for %q, or change %q on the hub (or import it).", clash, o.Name, attr, route.Name, o.Name))
 		}
 	}
 }
 
-// routeEffect warns about the clusters a change moves, and when its route is shadowed.
+// routeEffect warns about the clusters a change takes from a route or leaves with none, and when
+// its route is shadowed.
 func routeEffect(inv *inventory.Workspace, ws, change string, ch routing.Change) diag.Diagnostics {
 	var diags diag.Diagnostics
 	router, rep, err := inv.Resolve()
@@ -637,7 +644,15 @@ func routeEffect(inv *inventory.Workspace, ws, change string, ch routing.Change)
 		diags.AddWarning("Route effect not checked", fmt.Sprintf("The effect of the change on the clusters of workspace %s was not computed. %v.", ws, err))
 		return diags
 	}
-	if moves := eff.Moves; len(moves) > 0 {
+	// A cluster that had no route loses nothing by gaining one: only clusters taken from a route,
+	// or left with none, are worth a warning (a new route on an empty workspace warns of nothing).
+	var moves []routing.Move
+	for _, m := range eff.Moves {
+		if m.From != "" {
+			moves = append(moves, m)
+		}
+	}
+	if len(moves) > 0 {
 		unrouted := 0
 		for _, m := range moves {
 			if m.To == "" {

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/function"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
@@ -60,7 +62,11 @@ type providerModel struct {
 	Workspace            types.String `tfsdk:"workspace"`
 	FieldManager         types.String `tfsdk:"field_manager"`
 	RequestTimeout       types.String `tfsdk:"request_timeout"`
+	Owner                types.String `tfsdk:"owner"`
 }
+
+// ownerRE is what the provider's owner setting may be.
+var ownerRE = regexp.MustCompile(`^[A-Za-z0-9]([-A-Za-z0-9_./]*[A-Za-z0-9])?$`)
 
 // defaultRequestTimeout bounds each hub request and each resource's plan-time checks.
 const defaultRequestTimeout = 30 * time.Second
@@ -129,6 +135,18 @@ func (p *fleetProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp
 					"not answer in time fails the request; at plan, the checks are skipped with a warning. At most `1h`. Defaults to `30s`.",
 				Validators: []validator.String{durationValidator{max: maxRequestTimeout}},
 			},
+			"owner": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "The owner of this configuration, e.g. `team-a/infra`: written on every object it creates or updates " +
+					"(annotation `" + hub.ConfigurationOwnerAnnotation + "`, and label `" + hub.ConfigurationOwnerLabel + "` as a label value), so that " +
+					"configurations sharing a workspace know each other's objects. With it, a conflict with an object of another owner — the same " +
+					"route priority, a second source registry, a port_forward entry or site a join needs, an app route's host, a name already " +
+					"taken — is a plan error naming that owner, since no resource of this plan can change the other object; without it such " +
+					"conflicts with objects Terraform manages are warnings. Importing an object of another owner warns. Up to 253 characters: " +
+					"letters, digits and `-_./`, starting and ending with a letter or digit. See the multi-tenant guide.",
+				Validators: []validator.String{stringvalidator.LengthBetween(1, 253), stringvalidator.RegexMatches(ownerRE,
+					"must be letters, digits and -_./, starting and ending with a letter or digit, e.g. team-a/infra")},
+			},
 			"field_manager": schema.StringAttribute{
 				Optional:            true,
 				MarkdownDescription: "Server-side apply field manager of the provider's writes. Defaults to `" + DefaultFieldManager + "`.",
@@ -157,6 +175,7 @@ func (p *fleetProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		Workspace:        stringOr(m.Workspace, "FLEET_WORKSPACE", DefaultWorkspace),
 		WorkspaceUnknown: m.Workspace.IsUnknown(),
 		CheckTimeout:     defaultRequestTimeout,
+		Owner:            m.Owner.ValueString(),
 	}
 	if !m.RequestTimeout.IsNull() && !m.RequestTimeout.IsUnknown() {
 		env.CheckTimeout, _ = time.ParseDuration(m.RequestTimeout.ValueString()) // checked by durationValidator

@@ -21,6 +21,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 )
 
@@ -36,11 +37,18 @@ type cliDiag struct {
 	Severity string `json:"severity"`
 	Summary  string `json:"summary"`
 	Detail   string `json:"detail"`
+	Address  string `json:"address"` // the resource or data source instance, when the diagnostic is one's
 }
 
 func (d cliDiag) String() string { return d.Severity + ": " + d.Summary + ": " + d.Detail }
 
 func newCLIWorkdir(t *testing.T) *cliWorkdir {
+	t.Helper()
+	return newCLIWorkdirServing(t, nil)
+}
+
+// newCLIWorkdirServing is newCLIWorkdir with the provider's server wrapped by wrap (nil: as it is).
+func newCLIWorkdirServing(t *testing.T, wrap func(tfprotov6.ProviderServer) tfprotov6.ProviderServer) *cliWorkdir {
 	t.Helper()
 	testRESTConfig(t) // skips without TF_ACC
 	bin := os.Getenv("TF_ACC_TERRAFORM_PATH")
@@ -64,7 +72,12 @@ func newCLIWorkdir(t *testing.T) *cliWorkdir {
 	closeCh := make(chan struct{})
 	serveErr := make(chan error, 1)
 	go func() {
-		serveErr <- tf6server.Serve(source, providerserver.NewProtocol6(New("test")()),
+		server := providerserver.NewProtocol6(New("test")())
+		if wrap != nil {
+			inner := server
+			server = func() tfprotov6.ProviderServer { return wrap(inner()) }
+		}
+		serveErr <- tf6server.Serve(source, server,
 			tf6server.WithDebug(ctx, configCh, closeCh), tf6server.WithoutLogStderrOverride(),
 			tf6server.WithGoPluginLogger(hclog.NewNullLogger()), tf6server.WithLoggingSink(t)) // logs as TF_LOG says
 	}()

@@ -2,6 +2,9 @@
 # conflicts between routes.
 data "fleet_oci_routing" "this" {
   workspace = "fleet-default"
+  # Read after this configuration's routes are applied, so that the checks judge them.
+  depends_on = [fleet_oci_route.eu_clusters, fleet_oci_route.air_gapped_stores, fleet_oci_route.lab_sandbox,
+  fleet_oci_route.staging, fleet_oci_route.default]
 }
 
 output "clusters_per_route" {

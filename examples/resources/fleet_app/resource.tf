@@ -4,7 +4,7 @@
 resource "fleet_app" "hello" {
   name      = "hello"
   chart     = fleet_chart.hello.name
-  cluster   = "eu-01"
+  cluster   = fleet_cluster_join.eu_01.cluster # "eu-01", joined first
   namespace = "hello"
 
   values = yamlencode({
@@ -25,7 +25,7 @@ resource "fleet_app" "hello" {
 resource "fleet_app" "pos_0201" {
   name         = "pos-0201"
   chart        = fleet_chart.pos.name
-  cluster      = "store-0201"
+  cluster      = fleet_cluster_join.store_0201.cluster
   release_name = "pos"
   namespace    = "pos"
   values       = jsonencode({ store = "0201" })

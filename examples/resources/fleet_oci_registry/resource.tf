@@ -33,3 +33,16 @@ resource "fleet_oci_registry" "zot_stores" {
   reference = "zot.stores.internal:5000/fleet"
   ca_certs  = file("${path.module}/stores-ca.pem")
 }
+
+# Mirrors without credentials (anonymous pulls), which the fleet_oci_route examples name.
+resource "fleet_oci_registry" "harbor_eu" {
+  name      = "harbor-eu"
+  role      = "mirror"
+  reference = "harbor-eu.example.com/fleet"
+}
+
+resource "fleet_oci_registry" "harbor_lab" {
+  name      = "harbor-lab"
+  role      = "mirror"
+  reference = "harbor.lab.internal/fleet"
+}

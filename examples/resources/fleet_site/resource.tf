@@ -35,8 +35,8 @@ resource "fleet_site" "berlin" {
   }
 }
 
-# An air-gapped site: no ingress entry and no hub gateway, so the plan warns that it has no
-# fleet-managed WAN path.
+# An air-gapped site: no ingress entry and no hub gateway, so no fleet-managed WAN path reaches its
+# clusters (the plan of an app route that would need one warns).
 resource "fleet_site" "stores_apac" {
   name         = "stores-apac"
   display_name = "APAC stores (air-gapped)"

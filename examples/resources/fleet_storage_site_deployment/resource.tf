@@ -21,10 +21,11 @@ resource "fleet_storage_site_deployment" "store_0203" {
     }
   }
 
-  # First apply: approved = false, wait_for = "drafted"; review draft.node_sets. Then approve.
-  # Approval is one-way: setting it back to false fails the plan.
-  approved = true
-  wait_for = "online"
+  # First apply: the draft, for review (draft.node_sets, and the output below). Then approve:
+  # approved = true and wait_for = "online". Approval is one-way: setting it back to false fails
+  # the plan.
+  approved = false
+  wait_for = "drafted"
 
   timeouts {
     create = "30m"
