@@ -40,7 +40,7 @@ func TestAppWorksSettleAfterAReconcileStorm(t *testing.T) {
 		w := v.work(fmt.Sprintf("web-%d", i), nil)
 		works[i], generations[i] = w, w.Generation
 	}
-	settled(t, c, 2*time.Second, works...)
+	testkit.Settled(t, c, 2*time.Second, works...)
 	stop()
 
 	before := writes("manifestwork", "")
@@ -126,7 +126,7 @@ func TestAppRouteWorksSettleAfterRestart(t *testing.T) {
 		v.routeIs(name, "True/Published", work, "https://"+name+".shop.example.com/", `ingress entry "wan"`)
 		works = append(works, &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: "route." + ws + "." + name}})
 	}
-	settled(t, c, time.Second, works...)
+	testkit.Settled(t, c, time.Second, works...)
 	stop()
 
 	before := writes("manifestwork", "")
@@ -135,5 +135,5 @@ func TestAppRouteWorksSettleAfterRestart(t *testing.T) {
 	if n := writes("manifestwork", "") - before; n != 0 {
 		t.Errorf("%v work writes after the controller's restart, want none", n)
 	}
-	settled(t, c, 2*time.Second, works...)
+	testkit.Settled(t, c, 2*time.Second, works...)
 }
