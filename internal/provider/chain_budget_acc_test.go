@@ -14,7 +14,8 @@ import (
 // TestAccPlanWarnsChainNearWorkBudget: two registries of 140 KiB CA bundles each, under the
 // 256 KiB a single bundle is warned of, together take a route's work near the 450 KiB budget.
 // The route's plan warns once, naming the route, both registries and their sizes, with the hub's
-// values; the registry's plan warns with its planned value when it grows under a route on the hub.
+// values, or the planned ones of registries created in the same plan; the registry's plan warns
+// with its planned value when it grows under a route on the hub.
 func TestAccPlanWarnsChainNearWorkBudget(t *testing.T) {
 	w := newCLIWorkdir(t)
 	ws := testWorkspace(t, testHub(t))
@@ -77,12 +78,20 @@ resource "fleet_oci_route" "r" {
 		}
 	}
 
+	// Registries and the route in one plan: the route, planned after the registries it refers
+	// to, counts their planned bundles.
+	d, failed := w.plan(registries("b.pem") + route)
+	if failed {
+		t.Fatalf("plan failed: %v", d)
+	}
+	want("route and registries created together", d, `"ca-a" (`+size["a.pem"]+`)`, `"ca-b" (`+size["b.pem"]+`)`, "KiB together")
+
 	// Registries alone: no route lists them, nothing to warn of; each is under 256 KiB.
 	if d := w.apply(registries("b.pem")); len(only(d, summary, "Large CA bundle")) != 0 {
 		t.Errorf("registries alone: %v", only(d, summary, "Large CA bundle"))
 	}
 	// A route over both, on the hub: the route warns.
-	d, failed := w.plan(registries("b.pem") + route)
+	d, failed = w.plan(registries("b.pem") + route)
 	if failed {
 		t.Fatalf("plan failed: %v", d)
 	}

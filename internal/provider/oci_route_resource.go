@@ -466,7 +466,7 @@ func checkOCIRoutePlan(ctx context.Context, c hubresource.PlanCheck[ociRouteMode
 	}
 	if !vague["registries"] {
 		checkRegistries(c, route, inv, &diags)
-		checkChainCAs(route, inv, &diags)
+		checkChainCAs(c, route, inv, &diags)
 	}
 	if !vague["cluster_names"] && !vague["cluster_groups"] {
 		checkClusterNames(route, inv, c.Workspace, &diags)
@@ -524,13 +524,20 @@ func checkRegistries(c hubresource.PlanCheck[ociRouteModel], route routing.Route
 	}
 }
 
-// checkChainCAs warns when the CA bundles of the route's registries on the hub add up near the
-// work budget. A registry this plan creates or changes counts on the hub's value here, and by its
-// planned value in its own check (checkOCIRegistryPlan), which warns of its routes.
-func checkChainCAs(route routing.Route, inv *inventory.Workspace, diags *diag.Diagnostics) {
+// checkChainCAs warns when the CA bundles of the route's registries add up near the work budget:
+// a registry this plan creates (planned before the route, as its reference makes Terraform do) by
+// its planned bundle, any other by the hub's. A registry this plan changes counts on the hub's
+// value here, and by its planned value in its own check (checkOCIRegistryPlan), which warns of its
+// routes.
+func checkChainCAs(c hubresource.PlanCheck[ociRouteModel], route routing.Route, inv *inventory.Workspace, diags *diag.Diagnostics) {
+	planned := hubresource.PlannedModels[ociRegistryModel](c.Env, secretKind, c.Workspace)
 	var parts []work.Part
 	for _, reg := range route.Registries {
-		parts = append(parts, work.Part{What: strconv.Quote(reg), Size: inv.Registries[reg].CABytes})
+		size := inv.Registries[reg].CABytes
+		if p, ok := planned[reg]; ok {
+			size = len(p.CACerts.ValueString())
+		}
+		parts = append(parts, work.Part{What: strconv.Quote(reg), Size: size})
 	}
 	if msg, ok := chainCAWarning(route.Name, parts); ok {
 		diags.AddAttributeWarning(path.Root("registries"), chainCASummary, msg)
