@@ -9,6 +9,7 @@ import (
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/controller"
+	"github.com/umkim/terraform-provider-fleet/internal/demoseed"
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
 	"github.com/umkim/terraform-provider-fleet/internal/testkit"
 )
@@ -59,7 +60,7 @@ func TestLeaderElection(t *testing.T) {
 	if err := c.List(ctx, &storages, client.InNamespace(ws)); err != nil {
 		t.Fatal(err)
 	}
-	if len(works.Items) != 7 || len(perCluster) != 7 || len(storages.Items) != 7 {
-		t.Errorf("after the takeover: %d works over %d clusters and %d ClusterOCIStorages, want 7 each", len(works.Items), len(perCluster), len(storages.Items))
+	if n := len(demoseed.Clusters); len(works.Items) != n || len(perCluster) != n || len(storages.Items) != n {
+		t.Errorf("after the takeover: %d works over %d clusters and %d ClusterOCIStorages, want %d each (the seed's clusters)", len(works.Items), len(perCluster), len(storages.Items), n)
 	}
 }

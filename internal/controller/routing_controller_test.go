@@ -162,7 +162,7 @@ func condition(conds []metav1.Condition, typ string) string {
 var seedRoutes = map[string][]string{ // route → clusters it wins
 	"eu":       {"eu-01", "eu-02", "eu-staging-01"},
 	"lab":      {"lab-sandbox"},
-	"fallback": {"store-0201", "store-0203", "us-01"},
+	"fallback": {"store-0201", "store-0203", "us-01", "us-staging-01"},
 }
 
 func TestRoutingWorkspace(t *testing.T) {
@@ -375,8 +375,8 @@ func TestRoutingWorkspace(t *testing.T) {
 			})
 		}
 		v.converged()
-		if r := v.route("fallback"); r.Status.MatchedClusters != 1 {
-			t.Errorf("route fallback matches %d clusters, want 1 (us-01)", r.Status.MatchedClusters)
+		if r := v.route("fallback"); r.Status.MatchedClusters != 2 {
+			t.Errorf("route fallback matches %d clusters, want 2 (us-01, us-staging-01)", r.Status.MatchedClusters)
 		}
 	})
 

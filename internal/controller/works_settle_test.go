@@ -28,6 +28,7 @@ func TestAppWorksSettleAfterAReconcileStorm(t *testing.T) {
 	v := appView{t, c, ws, cluster}
 	v.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ws}})
 	managedCluster(t, c, ws, cluster, "")
+	v.create(&v1alpha1.FleetClusterJoin{ObjectMeta: metav1.ObjectMeta{Namespace: ws, Name: cluster}, Spec: v1alpha1.FleetClusterJoinSpec{Cluster: cluster, Site: "storm"}})
 	stop := runControllers(t, sharedHub.Config, "apps")
 	v.create(&v1alpha1.FleetChart{ObjectMeta: metav1.ObjectMeta{Namespace: ws, Name: "hello"},
 		Spec: v1alpha1.FleetChartSpec{Repository: "charts/hello", Version: "0.1.0"}})
