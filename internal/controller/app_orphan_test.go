@@ -35,7 +35,9 @@ func TestAppsOrphanedWhenTheClusterCannotAnswer(t *testing.T) {
 	v := appView{t, c, ws, ""}
 	v.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ws}},
 		&v1alpha1.FleetChart{ObjectMeta: metav1.ObjectMeta{Namespace: ws, Name: "hello"}, Spec: v1alpha1.FleetChartSpec{Repository: "charts/hello", Version: "0.1.0"}})
-	mgr, err := controller.NewHubManager(h.Config, controller.HubOptions{
+	// The reconciler runs with only the generated ClusterRole: the reads and the Event it needs are granted.
+	cfg := roleConfig(t, h, c, "rbac-orphan-test", "fleet-controller-orphan", "kube-system")
+	mgr, err := controller.NewHubManager(cfg, controller.HubOptions{
 		Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, Controllers: "apps", QPS: 500, Burst: 1000,
 		Options: controller.Options{AppOrphanAfter: bound},
 	})
