@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,6 +42,9 @@ type Options struct {
 	// a namespace of the controller's that tenants cannot write; empty means
 	// DefaultGatewayNamespace.
 	GatewayNamespace string
+	// AppOrphanAfter bounds how long a deleted app waits for its work on a cluster that exists
+	// but is not available; 0 means DefaultAppOrphanAfter.
+	AppOrphanAfter time.Duration
 }
 
 // Reconcilers are the reconcilers of `fleet-controller hub`, by the name --controllers uses.
@@ -61,8 +65,9 @@ var Reconcilers = map[string]func(ctrl.Manager, Options) error{
 	"cluster-joins": func(mgr ctrl.Manager, _ Options) error {
 		return (&ClusterJoinReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
 	},
-	"apps": func(mgr ctrl.Manager, _ Options) error {
-		return (&AppReconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}).SetupWithManager(mgr)
+	"apps": func(mgr ctrl.Manager, o Options) error {
+		return (&AppReconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("fleet-controller-hub"),
+			OrphanAfter: o.AppOrphanAfter}).SetupWithManager(mgr)
 	},
 	"app-routes": func(mgr ctrl.Manager, o Options) error {
 		return (&AppRouteReconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), GatewayNamespace: o.GatewayNamespace}).SetupWithManager(mgr)

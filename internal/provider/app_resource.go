@@ -103,7 +103,9 @@ var appKind = hubresource.Kind[appModel]{
 	Description: "Installs a `fleet_chart` as a Helm release on one named cluster: a `FleetApp` (`fleet.umkim.io/v1alpha1`) in the " +
 		"workspace. `fleet-controller hub` delivers the release request to `cluster` in a ManifestWork; the cluster's agent pulls the " +
 		"chart through its routed registry chain and installs it with Helm, and the hub reports `phase`, `revision`, the `digest` and " +
-		"`registry` it was pulled from. Destroying the app uninstalls the release.\n\n" +
+		"`registry` it was pulled from. Destroying the app uninstalls the release; when the cluster cannot confirm it (its ManagedCluster " +
+		"or namespace gone, or the cluster unavailable for `--app-orphan-after`), the app goes anyway with a Warning Event `Orphaned` " +
+		"naming what may be left on the cluster (the controller guide's orphan policy).\n\n" +
 		"`values` is a JSON or YAML document (`jsonencode({...})` or `yamlencode({...})`); documents that mean the same values show no " +
 		"diff. Values that must not be written in the configuration, such as passwords, stay in a Secret of the workspace that " +
 		"`values_secret` names: they are merged over `values` on the cluster and never read by the provider.\n\n" +
