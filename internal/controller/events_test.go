@@ -53,6 +53,8 @@ func wakesWithin(t *testing.T, what string, start time.Time, d time.Duration) {
 	}
 }
 
+// Hosts are unique on the shared hub: a host serves one workspace at a time.
+
 // TestAppsAndRoutesWakeOnClusterRegistration: an app and a route created before their cluster
 // registers wait with ClusterNotFound, and go on within seconds of the ManagedCluster's
 // creation, without a controller restart and with no other object changing; the same when the
@@ -74,7 +76,7 @@ func TestAppsAndRoutesWakeOnClusterRegistration(t *testing.T) {
 		&v1alpha1.FleetSite{ObjectMeta: metav1.ObjectMeta{Namespace: ws, Name: "berlin"}, Spec: site},
 		&v1alpha1.FleetClusterJoin{ObjectMeta: metav1.ObjectMeta{Namespace: ws, Name: cluster}, Spec: v1alpha1.FleetClusterJoinSpec{Cluster: cluster, Site: "berlin"}},
 		v.app("web", "hello"),
-		v.route("web", "web", v1alpha1.RouteHub, "shop.apps.example.com", nil))
+		v.route("web", "web", v1alpha1.RouteHub, "late.apps.example.com", nil))
 	v.appIs("web", v1alpha1.AppPending, v1alpha1.ReasonClusterNotFound, nil)
 	v.routeIs("web", "False/"+v1alpha1.ReasonClusterNotFound, "", "", `no ManagedCluster "late-01"`)
 	time.Sleep(time.Second) // every event of the objects above is handled
@@ -91,7 +93,7 @@ func TestAppsAndRoutesWakeOnClusterRegistration(t *testing.T) {
 	testkit.Update(t, c, mc, func(m *clusterv1.ManagedCluster) {
 		m.Spec.ManagedClusterClientConfigs = []clusterv1.ClientConfig{{URL: "https://192.0.2.20:6443"}}
 	})
-	v.routeIs("web", "True/Published", controller.DefaultGatewayNamespace+"/"+controller.GatewayName(ws, "web"), "http://shop.apps.example.com/", "192.0.2.20")
+	v.routeIs("web", "True/Published", controller.DefaultGatewayNamespace+"/"+controller.GatewayName(ws, "web"), "http://late.apps.example.com/", "192.0.2.20")
 	wakesWithin(t, "route following the client config", start, prompt)
 
 	// Re-registration: the cluster goes (the app waits again) and comes back (delivered again).
@@ -109,4 +111,40 @@ func TestAppsAndRoutesWakeOnClusterRegistration(t *testing.T) {
 	registerCluster(t, c, cluster, "")
 	v.work("web", nil)
 	wakesWithin(t, "app delivered after re-registration", start, prompt)
+}
+
+// TestRoutesFollowJoinedByAnnotation: which join counts for a cluster named by joins of two
+// workspaces is the one its joined-by annotation names (the join reconciler sets it); a route
+// of the workspace whose join does not count is NotJoined, and goes on within seconds of the
+// annotation naming its workspace's join, with no other object changing.
+func TestRoutesFollowJoinedByAnnotation(t *testing.T) {
+	const wsA, wsB, cluster = "annot-a", "annot-b", "annot-01"
+	const prompt = 15 * time.Second
+	_, c := startHub(t)
+	v := routeView{appView{t, c, wsB, cluster}}
+	site := siteSpec()
+	site.HubGateway = &v1alpha1.HubGateway{Enabled: true, Domain: "apps.example.com"}
+	for _, ws := range []string{wsA, wsB} {
+		v.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ws}})
+	}
+	gatewayNamespace(t, c)
+	mc := lateCluster(t, c, wsA, cluster, "https://192.0.2.30:6443")
+	v.create(bindingOf(wsB, cluster),
+		&v1alpha1.FleetSite{ObjectMeta: metav1.ObjectMeta{Namespace: wsA, Name: "berlin"}, Spec: site},
+		&v1alpha1.FleetClusterJoin{ObjectMeta: metav1.ObjectMeta{Namespace: wsA, Name: cluster}, Spec: v1alpha1.FleetClusterJoinSpec{Cluster: cluster, Site: "berlin"}})
+	time.Sleep(1100 * time.Millisecond) // wsB's join is a second younger: wsA's counts by age
+	v.create(&v1alpha1.FleetSite{ObjectMeta: metav1.ObjectMeta{Namespace: wsB, Name: "berlin"}, Spec: site},
+		&v1alpha1.FleetClusterJoin{ObjectMeta: metav1.ObjectMeta{Namespace: wsB, Name: cluster}, Spec: v1alpha1.FleetClusterJoinSpec{Cluster: cluster, Site: "berlin"}},
+		v.app("web", "hello"),
+		v.route("web", "web", v1alpha1.RouteHub, "annot.apps.example.com", nil))
+	defer runControllers(t, sharedHub.Config, "app-routes")()
+	v.routeIs("web", "False/"+v1alpha1.ReasonNotJoined, "", "", "no FleetClusterJoin of "+wsB)
+	time.Sleep(time.Second) // every event of the objects above is handled
+
+	start := time.Now()
+	testkit.Update(t, c, mc, func(m *clusterv1.ManagedCluster) {
+		m.Annotations = map[string]string{v1alpha1.JoinedByAnnotation: wsB + "/" + cluster}
+	})
+	v.routeIs("web", "True/Published", controller.DefaultGatewayNamespace+"/"+controller.GatewayName(wsB, "web"), "http://annot.apps.example.com/", "192.0.2.30")
+	wakesWithin(t, "route following the joined-by annotation", start, prompt)
 }
