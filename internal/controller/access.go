@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/fleetrules"
@@ -119,8 +118,8 @@ type accessRequests func(ctx context.Context, ns, cluster string) []ctrl.Request
 
 // watchAccess adds to b the watches that re-queue objects whose workspace's access to clusters
 // may have changed: a ManagedClusterSetBinding of their namespace, a ManagedClusterSet bound to
-// it, and, unless the reconciler maps cluster label changes itself (clusterLabels false), the
-// labels of the cluster they name.
+// it, and, unless the reconciler maps cluster changes itself (clusterLabels false), the
+// registration, removal, labels, annotations and spec of the cluster they name (clusterChanged).
 func watchAccess(b *builder.Builder, c client.Reader, requests accessRequests, clusterLabels bool) *builder.Builder {
 	b = b.Watches(&clusterv1beta2.ManagedClusterSetBinding{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []ctrl.Request {
 		return requests(ctx, obj.GetNamespace(), "")
@@ -144,7 +143,7 @@ func watchAccess(b *builder.Builder, c client.Reader, requests accessRequests, c
 	if clusterLabels {
 		b = b.WatchesMetadata(managedClusterMetadata(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []ctrl.Request {
 			return requests(ctx, "", obj.GetName())
-		}), builder.WithPredicates(predicate.LabelChangedPredicate{}))
+		}), builder.WithPredicates(clusterChanged))
 	}
 	return b
 }

@@ -128,6 +128,13 @@ func managedClusterMetadata() *metav1.PartialObjectMetadata {
 	return m
 }
 
+// clusterChanged passes the ManagedCluster events that can change what a reconciler of the
+// objects naming the cluster decides: its registration and its removal (create, delete), its
+// labels (cluster sets, join labels), its annotations (the joined-by annotation, which join
+// counts) and its spec (generation: client configs, the hub gateway's address). Status
+// heartbeats (lease, conditions, resources) pass none of them.
+var clusterChanged = predicate.Or[client.Object](predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.GenerationChangedPredicate{})
+
 // SetupWithManager registers the reconciler, its cache indexes and the events that map to a
 // workspace.
 func (r *RoutingReconciler) SetupWithManager(mgr ctrl.Manager) error {
