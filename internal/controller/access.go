@@ -118,9 +118,9 @@ type accessRequests func(ctx context.Context, ns, cluster string) []ctrl.Request
 
 // watchAccess adds to b the watches that re-queue objects whose workspace's access to clusters
 // may have changed: a ManagedClusterSetBinding of their namespace, a ManagedClusterSet bound to
-// it, and, unless the reconciler maps cluster changes itself (clusterLabels false), the
+// it, and, unless the reconciler maps cluster changes itself (watchClusters false), the
 // registration, removal, labels, annotations and spec of the cluster they name (clusterChanged).
-func watchAccess(b *builder.Builder, c client.Reader, requests accessRequests, clusterLabels bool) *builder.Builder {
+func watchAccess(b *builder.Builder, c client.Reader, requests accessRequests, watchClusters bool) *builder.Builder {
 	b = b.Watches(&clusterv1beta2.ManagedClusterSetBinding{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []ctrl.Request {
 		return requests(ctx, obj.GetNamespace(), "")
 	})).
@@ -140,7 +140,7 @@ func watchAccess(b *builder.Builder, c client.Reader, requests accessRequests, c
 			}
 			return out
 		}))
-	if clusterLabels {
+	if watchClusters {
 		b = b.WatchesMetadata(managedClusterMetadata(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []ctrl.Request {
 			return requests(ctx, "", obj.GetName())
 		}), builder.WithPredicates(clusterChanged))
