@@ -382,7 +382,8 @@ func isUnreachable(err error) bool {
 }
 
 // retryTransient calls fn until it succeeds, fails with an error that is not Transient, or
-// retrying would pass retryFor after the first call or ctx's deadline. It sleeps between calls with
+// less than retryBase is left before retryFor after the first call or ctx's deadline, the last
+// sleep cut short to leave it that. It sleeps between calls with
 // exponential back-off and jitter (100 ms doubling up to 4 s, each sleep drawn from half to one
 // and a half times that), so that clients that failed together do not retry together. It returns
 // fn's last error. Every call it retries is idempotent: server-side apply, an update carrying the
@@ -396,11 +397,17 @@ func retryTransient(ctx context.Context, retryFor time.Duration, fn func() error
 		if err == nil || !Transient(err) || ctx.Err() != nil {
 			return err
 		}
-		sleep := delay/2 + rand.N(delay)
-		wake := time.Now().Add(sleep)
-		if ctxDeadline, ok := ctx.Deadline(); wake.After(deadline) || ok && wake.After(ctxDeadline) {
-			return err // the cause, rather than a deadline that ends the wait
+		end := deadline
+		if d, ok := ctx.Deadline(); ok && d.Before(end) {
+			end = d
 		}
+		// The last attempt comes retryBase before the end, so that it can still answer: the
+		// caller gets the cause, rather than a deadline that ends the wait.
+		left := time.Until(end) - retryBase
+		if left <= 0 {
+			return err
+		}
+		sleep := min(delay/2+rand.N(delay), left)
 		select {
 		case <-ctx.Done():
 			return err
