@@ -516,7 +516,8 @@ func runMatrixRow(t *testing.T, row matrixRow) {
 }
 
 // answerEveryGeneration plays a hub reconciler until the test ends: whenever the object's
-// spec is newer than its status, it reports status for the current generation.
+// spec (or, for an app, its chart) is newer than its status, it reports status for the current
+// generations.
 func answerEveryGeneration(t *testing.T, f *hubFixtures, k hub.Kind, name string, status map[string]any) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -527,9 +528,21 @@ func answerEveryGeneration(t *testing.T, f *hubFixtures, k hub.Kind, name string
 			if err != nil {
 				return false, nil //nolint:nilerr // not there (yet, or any more): poll again
 			}
-			if observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration"); observed < u.GetGeneration() {
+			observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+			chartObserved, _, _ := unstructured.NestedInt64(u.Object, "status", "chartGeneration")
+			chartGeneration := int64(0)
+			if k == fleetAppKind { // the apps reconciler also reports the generation of the chart it deployed
+				chart, _, _ := unstructured.NestedString(u.Object, "spec", "chart")
+				if c, err := f.dyn.Resource(fleetChartKind.GroupVersionResource).Namespace(f.ws).Get(ctx, chart, metav1.GetOptions{}); err == nil {
+					chartGeneration = c.GetGeneration()
+				}
+			}
+			if observed < u.GetGeneration() || chartObserved < chartGeneration {
 				s := jsonCopy(status)
 				s["observedGeneration"] = u.GetGeneration()
+				if chartGeneration > 0 {
+					s["chartGeneration"] = chartGeneration
+				}
 				u.Object["status"] = s
 				_, _ = ri.UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: "test-controller"}) // a conflict: the next poll retries
 			}
