@@ -664,7 +664,8 @@ func ssdChangeOf(ctx context.Context, plan tfsdk.Plan, state tfsdk.State, diags 
 //     not show the sizing in state yet;
 //   - approved: unless the approval changes or the draft does not carry the one in state yet;
 //   - phase and message: while an unapproved draft waits for review (Draft) or once it is
-//     Expanded, unless the sizing or the approval changes.
+//     Expanded, unless the sizing or the approval changes;
+//   - omitted: while every other part stays known.
 type keepSettledDraft struct{}
 
 func (keepSettledDraft) Description(context.Context) string {
@@ -684,9 +685,10 @@ func (keepSettledDraft) PlanModifyObject(ctx context.Context, req planmodifier.O
 	planned := map[string]attr.Value{
 		"name": prior["name"], "node_sets": prior["node_sets"], "node_refs": prior["node_refs"],
 		"cluster": prior["cluster"], "approved": prior["approved"], "phase": prior["phase"], "message": prior["message"],
+		"omitted": prior["omitted"],
 	}
 	unknown := func(names ...string) {
-		for _, n := range names {
+		for _, n := range append(names, "omitted") { // what did not come back may change with any part
 			planned[n] = newUnknown(ssdDraftTypes[n])
 		}
 	}
