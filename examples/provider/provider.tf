@@ -15,6 +15,10 @@ provider "fleet" {
   host                   = "https://hub.example.com:6443"
   cluster_ca_certificate = file("hub-ca.pem")
 
+  # Configurations sharing a workspace know each other's objects: a conflict with another
+  # owner's route priority, host or name is a plan error naming that owner.
+  owner = "team-a/infra"
+
   exec {
     api_version = "client.authentication.k8s.io/v1"
     command     = "hub-login"

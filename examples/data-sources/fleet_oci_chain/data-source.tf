@@ -1,6 +1,9 @@
 # Where does store-0203 pull from, and why?
 data "fleet_oci_chain" "store" {
   cluster = "store-0203"
+  # Wait up to this long for fleet-controller hub to report the routes this apply changed, so
+  # the output is current in one apply ("0s" reads at once).
+  wait_for_controller = "30s"
 }
 
 output "store_chain" {

@@ -15,6 +15,9 @@ resource "fleet_app" "hello" {
 
   # Apply returns once the release is Deployed, and fails with the app's message if it fails.
   wait_for = "deployed"
+  # Objects of the release edited or deleted on the cluster (drift) are restored by the next
+  # apply: one Helm upgrade with the same chart and values.
+  repair_drift = true
   timeouts {
     create = "10m"
     update = "10m"
