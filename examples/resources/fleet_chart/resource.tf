@@ -4,6 +4,10 @@ resource "fleet_chart" "hello" {
   name       = "hello"
   repository = "charts/hello"
   version    = "0.1.0"
+
+  # A new version changes only the chart: apply waits until every app installing it is Deployed
+  # with it, and fails with an app's message if its upgrade fails.
+  wait_for = "deployed"
 }
 
 # Pinned by digest (the manifest `helm push` printed for 1.4.2), instead of a version: every cluster
