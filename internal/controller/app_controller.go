@@ -62,10 +62,13 @@ const (
 
 // Requeue cadence of apps: what the cluster reports comes through the watched work, so these
 // only bound how late an app sees what no watch shows: a change of its values Secret (Secrets
-// other than registry ones are not cached), or a work being deleted.
+// other than registry ones are not cached), or a work being deleted. A missing values Secret is
+// a wait (kube.Wait): looked for again after appWaitValues, then twice as long each time, up to
+// kube.BackoffMax.
 const (
 	appRequeueValues   = 5 * time.Minute
 	appRequeueDeleting = 5 * time.Second
+	appWaitValues      = 5 * time.Second
 )
 
 // DefaultAppOrphanAfter is how long a deleted app waits for its work to go while its cluster
@@ -149,13 +152,15 @@ func (r *AppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		values = &corev1.Secret{}
 		err := r.Reader.Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: ref.Name}, values)
 		if apierrors.IsNotFound(err) {
-			return pending(reasonValuesSecretNotFound, fmt.Sprintf("no Secret %s/%s: create it with key %q, or fix spec.valuesSecretRef", app.Namespace, ref.Name, ref.Key))
+			msg := fmt.Sprintf("no Secret %s/%s: create it with key %q, or fix spec.valuesSecretRef", app.Namespace, ref.Name, ref.Key)
+			return waits(appWaitValues, reasonValuesSecretNotFound, msg)(pending(reasonValuesSecretNotFound, msg))
 		}
 		if err != nil {
 			return ctrl.Result{}, err
 		}
 		if _, ok := values.Data[ref.Key]; !ok {
-			return pending(reasonValuesSecretNotFound, fmt.Sprintf("Secret %s/%s has no key %q: add it, or fix spec.valuesSecretRef", app.Namespace, ref.Name, ref.Key))
+			msg := fmt.Sprintf("Secret %s/%s has no key %q: add it, or fix spec.valuesSecretRef", app.Namespace, ref.Name, ref.Key)
+			return waits(appWaitValues, reasonValuesSecretNotFound, msg)(pending(reasonValuesSecretNotFound, msg))
 		}
 	}
 	cluster, err := getClusterMetadata(ctx, r.Client, app.Spec.Cluster)
@@ -208,8 +213,7 @@ func (r *AppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if taken, ok := nameTaken(err); ok {
 		st.WorkName = ""
 		setCondition(&st.Conditions, gen, v1alpha1.DeliveredCondition, false, v1alpha1.ReasonNameTaken, taken.Error())
-		result.RequeueAfter = nameTakenRequeue
-		return pending(v1alpha1.ReasonNameTaken, taken.Error())
+		return waits(nameTakenRequeue, v1alpha1.ReasonNameTaken, taken.Error())(pending(v1alpha1.ReasonNameTaken, taken.Error()))
 	}
 	if err != nil {
 		msg := fmt.Sprintf("writing ManifestWork %s: %v", workKey, err)
@@ -427,21 +431,19 @@ func (r *AppReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}); err != nil {
 		return err
 	}
-	b := ctrl.NewControllerManagedBy(mgr).
-		Named("apps").
-		For(&v1alpha1.FleetApp{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deleting))).
+	b := newController(mgr, "apps").
+		For(&v1alpha1.FleetApp{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deleting, resync))).
 		Watches(&v1alpha1.FleetChart{}, handler.EnqueueRequestsFromMapFunc(r.appsOfChart), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(appOfWork), builder.WithPredicates(component(appwork.Component))).
 		Watches(&v1alpha1.FleetClusterJoin{}, handler.EnqueueRequestsFromMapFunc(r.appsOfJoin),
 			builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deleting)))
-	if err := watchAccess(b, r.Client, r.appsNaming, true).Complete(r); err != nil {
+	if err := build(watchAccess(b, r.Client, r.appsNaming, true), r); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("app-charts").
-		For(&v1alpha1.FleetChart{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&v1alpha1.FleetApp{}, handler.EnqueueRequestsFromMapFunc(chartOfApp)).
-		Complete(&ChartStatusReconciler{Client: r.Client})
+	return build(newController(mgr, "app-charts").
+		For(&v1alpha1.FleetChart{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, resync))).
+		Watches(&v1alpha1.FleetApp{}, handler.EnqueueRequestsFromMapFunc(chartOfApp)),
+		&ChartStatusReconciler{Client: r.Client})
 }
 
 // deleting passes the update that marks an object for deletion, whatever its generation.

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -194,7 +193,7 @@ func (r *AppRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		if taken, ok := nameTaken(err); ok {
 			st.Published = ""
 			setCondition(&st.Conditions, route.Generation, v1alpha1.ReadyCondition, false, v1alpha1.ReasonNameTaken, taken.Error())
-			return ctrl.Result{RequeueAfter: nameTakenRequeue}, writeStatus(ctx, r.Client, &route, &route.Status, st, kindAppRoute)
+			return waits(nameTakenRequeue, v1alpha1.ReasonNameTaken, taken.Error())(ctrl.Result{}, writeStatus(ctx, r.Client, &route, &route.Status, st, kindAppRoute))
 		}
 	}
 	if err == nil && pub.configMap != nil {
@@ -204,7 +203,7 @@ func (r *AppRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if tl := tooLarge(err); tl != nil { // a stall: nothing was written
 		st.Published = ""
 		setCondition(&st.Conditions, route.Generation, v1alpha1.ReadyCondition, false, v1alpha1.ReasonWorkTooLarge, tl.Error())
-		return ctrl.Result{}, writeStatus(ctx, r.Client, &route, &route.Status, st, kindAppRoute)
+		return stalls(v1alpha1.ReasonWorkTooLarge, tl)(ctrl.Result{}, writeStatus(ctx, r.Client, &route, &route.Status, st, kindAppRoute))
 	}
 	if err != nil {
 		st.Published = ""
@@ -219,11 +218,10 @@ func (r *AppRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		st.URL = scheme + "://" + route.Spec.Host + route.Spec.Path
 	}
 	setCondition(&st.Conditions, route.Generation, v1alpha1.ReadyCondition, reason == reasonPublished || reason == reasonUnpublished, reason, msg)
-	var res ctrl.Result
-	if reason == reasonConfigMapTaken {
-		res.RequeueAfter = time.Minute // ConfigMaps are not watched: look again for its removal
+	if reason == reasonConfigMapTaken { // ConfigMaps are not watched: look again for its removal
+		return waits(nameTakenRequeue, reason, msg)(ctrl.Result{}, writeStatus(ctx, r.Client, &route, &route.Status, st, kindAppRoute))
 	}
-	return res, writeStatus(ctx, r.Client, &route, &route.Status, st, kindAppRoute)
+	return ctrl.Result{}, writeStatus(ctx, r.Client, &route, &route.Status, st, kindAppRoute)
 }
 
 // publication is what route should publish now, with the Ready reason and message that say so.
@@ -527,14 +525,13 @@ func (r *AppRouteReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	specOrDeletion := builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deleting))
-	b := ctrl.NewControllerManagedBy(mgr).
-		Named("app-routes").
-		For(&v1alpha1.FleetAppRoute{}, specOrDeletion).
+	b := newController(mgr, "app-routes").
+		For(&v1alpha1.FleetAppRoute{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deleting, resync))).
 		Watches(&v1alpha1.FleetAppRoute{}, handler.EnqueueRequestsFromMapFunc(r.routesClaimingHost), specOrDeletion).
 		Watches(&v1alpha1.FleetApp{}, handler.EnqueueRequestsFromMapFunc(r.routesOfApp), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&v1alpha1.FleetClusterJoin{}, handler.EnqueueRequestsFromMapFunc(r.routesOfJoin)).
 		Watches(&v1alpha1.FleetSite{}, handler.EnqueueRequestsFromMapFunc(r.routesOfNamespace), builder.WithPredicates(predicate.GenerationChangedPredicate{}))
-	return watchAccess(b, r.Client, r.routesOnCluster, true).Complete(r)
+	return build(watchAccess(b, r.Client, r.routesOnCluster, true), r)
 }
 
 // routesOnCluster maps a change of access to the routes of ns ("" for all) whose app names

@@ -323,15 +323,14 @@ func (r *ClusterJoinReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}); err != nil {
 		return err
 	}
-	b := ctrl.NewControllerManagedBy(mgr).
-		Named("cluster-joins").
-		For(&v1alpha1.FleetClusterJoin{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+	b := newController(mgr, "cluster-joins").
+		For(&v1alpha1.FleetClusterJoin{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, resync))).
 		Watches(&v1alpha1.FleetClusterJoin{}, handler.EnqueueRequestsFromMapFunc(r.siteMates),
 			builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deletionStarted{}))).
 		Watches(&v1alpha1.FleetSite{}, handler.EnqueueRequestsFromMapFunc(r.joinsOfSite), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WatchesMetadata(managedClusterMetadata(), handler.EnqueueRequestsFromMapFunc(r.joinsOfCluster),
 			builder.WithPredicates(predicate.Or[client.Object](predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{})))
-	return watchAccess(b, r.Client, r.joinsNaming, false).Complete(r)
+	return build(watchAccess(b, r.Client, r.joinsNaming, false), r)
 }
 
 // joinsNaming maps a change of access to the joins of ns ("" for all) naming cluster ("" for any).

@@ -81,13 +81,12 @@ func carriesPulls(o client.Object) bool {
 // SetupWithManager registers the reconciler: a ClusterOCIStorage is summarised when it is created
 // and whenever a work carrying pulls of its cluster and workspace changes, status included.
 func (r *PullStatusReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("pull-status").
-		For(&v1alpha1.ClusterOCIStorage{}, builder.WithPredicates(predicate.Funcs{
+	return build(newController(mgr, "pull-status").
+		For(&v1alpha1.ClusterOCIStorage{}, builder.WithPredicates(predicate.Or[client.Object](predicate.Funcs{
 			UpdateFunc: func(event.UpdateEvent) bool { return false }, // status writes, its own included
-		})).
-		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(storageOfPullWork), builder.WithPredicates(predicate.NewPredicateFuncs(carriesPulls))).
-		Complete(r)
+		}, resync))).
+		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(storageOfPullWork), builder.WithPredicates(predicate.NewPredicateFuncs(carriesPulls))),
+		r)
 }
 
 // storageOfPullWork maps a pull work to the ClusterOCIStorage of its cluster and workspace.

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/util/workqueue"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -21,13 +23,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	storagev1alpha2 "github.com/umkim/terraform-provider-fleet/api/storage/v1alpha2"
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
+	"github.com/umkim/terraform-provider-fleet/internal/inventory"
+	"github.com/umkim/terraform-provider-fleet/internal/kube"
 	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
 )
 
@@ -135,6 +141,44 @@ func managedClusterMetadata() *metav1.PartialObjectMetadata {
 // heartbeats (lease, conditions, resources) pass none of them.
 var clusterChanged = predicate.Or[client.Object](predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.GenerationChangedPredicate{})
 
+// newController is the builder of every hub controller: named, and with the one rate limiter of
+// its workqueue (kube.RateLimiter), so that every failing object backs off the same way.
+func newController(mgr ctrl.Manager, name string) *builder.Builder {
+	return ctrl.NewControllerManagedBy(mgr).Named(name).
+		WithOptions(crcontroller.Options{RateLimiter: kube.RateLimiter[ctrl.Request]()})
+}
+
+// build completes b with r, whose typed errors (kube.Waiting, kube.Stalling) do what they say.
+func build(b *builder.Builder, r reconcile.Reconciler) error { return b.Complete(kube.Reconciler(r)) }
+
+// waits turns a reconcile's outcome into a wait for reason (kube.Wait), first looking again after
+// after: what it wrote stays written, and a failed write still retries with back-off.
+func waits(after time.Duration, reason, msg string) func(ctrl.Result, error) (ctrl.Result, error) {
+	return func(res ctrl.Result, err error) (ctrl.Result, error) {
+		return res, errors.Join(kube.Wait(after, reason, errors.New(msg)), err)
+	}
+}
+
+// stalls turns a reconcile's outcome into a stall for reason (kube.Stall): no requeue until the
+// object or what a watch shows changes; a failed write still retries with back-off.
+func stalls(reason string, cause error) func(ctrl.Result, error) (ctrl.Result, error) {
+	return func(res ctrl.Result, err error) (ctrl.Result, error) {
+		return res, errors.Join(kube.Stall(reason, cause), err)
+	}
+}
+
+// resync passes the informer's periodic resync (--sync-period): an update that changes nothing,
+// the same resourceVersion. Generation predicates drop it, and for what no watch shows (a status
+// edited by hand, a Secret or ConfigMap the cache does not hold) it is the last trigger left.
+var resync = predicate.Funcs{
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion()
+	},
+}
+
 // SetupWithManager registers the reconciler, its cache indexes and the events that map to a
 // workspace.
 func (r *RoutingReconciler) SetupWithManager(mgr ctrl.Manager) error {
@@ -154,20 +198,18 @@ func (r *RoutingReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	ns := handler.EnqueueRequestsFromMapFunc(workspaceOf)
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("routing").
-		Watches(&v1alpha1.OCIStorageRoute{}, ns, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+	b := newController(mgr, "routing").
+		Watches(&v1alpha1.OCIStorageRoute{}, ns, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, resync))).
 		Watches(&corev1.Secret{}, ns).
 		Watches(&clusterv1beta2.ManagedClusterSetBinding{}, ns).
 		Watches(&clusterv1beta2.ManagedClusterSet{}, handler.EnqueueRequestsFromMapFunc(r.workspacesBinding)).
-		WatchesMetadata(managedClusterMetadata(), handler.EnqueueRequestsFromMapFunc(r.allWorkspaces),
-			builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		WatchesMetadata(managedClusterMetadata(), routingClusterHandler(r), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(workspaceOfWork),
 			builder.WithPredicates(component(componentOCIChain), predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		Watches(&v1alpha1.ClusterOCIStorage{}, ns, builder.WithPredicates(predicate.Funcs{
 			UpdateFunc: func(e event.UpdateEvent) bool { return false }, // its own status writes
-		})).
-		Complete(r)
+		}))
+	return build(b, r)
 }
 
 // workspaceOfWork maps a chain work to the workspace its label names.
@@ -188,15 +230,68 @@ func (r *RoutingReconciler) workspacesBinding(ctx context.Context, obj client.Ob
 	return workspaceRequests(bindings.Items)
 }
 
-// allWorkspaces maps a ManagedCluster to every workspace with a cluster-set binding: a label
-// change can move it into or out of any of them.
-func (r *RoutingReconciler) allWorkspaces(ctx context.Context, _ client.Object) []ctrl.Request {
-	var bindings clusterv1beta2.ManagedClusterSetBindingList
-	if err := r.List(ctx, &bindings); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "listing cluster-set bindings")
+// routingClusterHandler maps a ManagedCluster's events to the workspaces whose routing they can
+// change (workspacesHolding); tests swap it for the mapping to every workspace, to measure
+// against it.
+var routingClusterHandler = func(r *RoutingReconciler) handler.EventHandler { return clusterHandler(r.workspacesHolding) }
+
+// clusterHandler enqueues what requests maps a ManagedCluster's event to, given the cluster as it
+// was and as it is (an update: both; a create or a delete: the one).
+func clusterHandler(requests func(ctx context.Context, clusters ...client.Object) []ctrl.Request) handler.EventHandler {
+	add := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[ctrl.Request], clusters ...client.Object) {
+		for _, req := range requests(ctx, clusters...) {
+			q.Add(req)
+		}
+	}
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[ctrl.Request]) {
+			add(ctx, q, e.Object)
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[ctrl.Request]) {
+			add(ctx, q, e.ObjectOld, e.ObjectNew)
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[ctrl.Request]) {
+			add(ctx, q, e.Object)
+		},
+		GenericFunc: func(ctx context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[ctrl.Request]) {
+			add(ctx, q, e.Object)
+		},
+	}
+}
+
+// workspacesHolding maps ManagedClusters (one as it was and as it is, for a label change) to
+// the workspaces bound to a ManagedClusterSet that holds one of them: only their routing can
+// change when the cluster comes, goes or changes labels. A workspace that neither had nor has
+// the cluster routes nothing to it, so a label flip on one cluster recomputes its workspaces,
+// not all of them.
+func (r *RoutingReconciler) workspacesHolding(ctx context.Context, clusters ...client.Object) []ctrl.Request {
+	var sets clusterv1beta2.ManagedClusterSetList
+	if err := r.List(ctx, &sets); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing cluster sets")
 		return nil
 	}
-	return workspaceRequests(bindings.Items)
+	access := inventory.NewAccess("", nil, sets.Items)
+	var out []ctrl.Request
+	seen := map[string]bool{}
+	for _, c := range clusters {
+		for _, set := range access.Of(c).Sets {
+			if seen[set] {
+				continue
+			}
+			seen[set] = true
+			var bindings clusterv1beta2.ManagedClusterSetBindingList
+			if err := r.List(ctx, &bindings, client.MatchingFields{clusterSetIndex: set}); err != nil {
+				ctrl.LoggerFrom(ctx).Error(err, "listing the bindings of a cluster set", "clusterSet", set)
+				return nil
+			}
+			for _, req := range workspaceRequests(bindings.Items) {
+				if !slices.Contains(out, req) {
+					out = append(out, req)
+				}
+			}
+		}
+	}
+	return out
 }
 
 func workspaceRequests(bindings []clusterv1beta2.ManagedClusterSetBinding) []ctrl.Request {

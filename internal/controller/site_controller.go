@@ -201,11 +201,10 @@ func (r *SiteReconciler) applyEdge(ctx context.Context, site *v1alpha1.FleetSite
 // SetupWithManager registers the reconciler: a site is reconciled on its spec's changes and on
 // any change of a join that names it (its Ready condition included).
 func (r *SiteReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("sites").
-		For(&v1alpha1.FleetSite{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&v1alpha1.FleetClusterJoin{}, handler.EnqueueRequestsFromMapFunc(siteOfJoin)).
-		Complete(r)
+	return build(newController(mgr, "sites").
+		For(&v1alpha1.FleetSite{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, resync))).
+		Watches(&v1alpha1.FleetClusterJoin{}, handler.EnqueueRequestsFromMapFunc(siteOfJoin)),
+		r)
 }
 
 // siteOfJoin maps a join to the site it names.

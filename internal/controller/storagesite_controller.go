@@ -29,7 +29,9 @@ import (
 // +kubebuilder:rbac:groups=storage.simplyblock.io,resources=storagesitedeployments/finalizers,verbs=update
 
 // Requeue cadence of a StorageSiteDeployment: the site answers through the work's status, which
-// is watched, so these only bound how stale a missed change can get.
+// is watched, so these only bound how stale a missed change can get. Until it is Online the
+// request waits (kube.Wait): looked at again after storageRequeueInProgress, then twice as long
+// each time, up to kube.BackoffMax; Online, every storageRequeueOnline.
 const (
 	storageRequeueInProgress = 15 * time.Second
 	storageRequeueOnline     = 2 * time.Minute
@@ -85,7 +87,7 @@ func (r *StorageSiteReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		st.ObservedGeneration, st.Phase = d.Generation, storagev1alpha2.PhasePending
 		st.Message = fmt.Sprintf("no ManagedCluster %q on the hub: join the site's cluster, or fix spec.cluster (which means a new request)", d.Spec.Cluster)
 		setCondition(&st.Conditions, d.Generation, storagev1alpha2.DeliveredCondition, false, storagev1alpha2.ReasonClusterNotFound, st.Message)
-		return ctrl.Result{RequeueAfter: storageRequeueInProgress}, writeStatus(ctx, r.Client, &d, &d.Status, st, kindStorageSite)
+		return waits(storageRequeueInProgress, storagev1alpha2.ReasonClusterNotFound, st.Message)(ctrl.Result{}, writeStatus(ctx, r.Client, &d, &d.Status, st, kindStorageSite))
 	}
 	if err != nil {
 		return ctrl.Result{}, err
@@ -135,13 +137,13 @@ func (r *StorageSiteReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	_, err = applyWork(ctx, r.Client, r.Reader, &observed, desired)
 	if tl := tooLarge(err); tl != nil { // a stall: nothing was written
 		setCondition(&st.Conditions, d.Generation, storagev1alpha2.DeliveredCondition, false, v1alpha1.ReasonWorkTooLarge, tl.Error())
-		return ctrl.Result{}, writeStatus(ctx, r.Client, &d, &d.Status, st, kindStorageSite)
+		return stalls(v1alpha1.ReasonWorkTooLarge, tl)(ctrl.Result{}, writeStatus(ctx, r.Client, &d, &d.Status, st, kindStorageSite))
 	}
 	if taken, ok := nameTaken(err); ok {
 		st.WorkName, st.Phase, st.Message = "", storagev1alpha2.PhasePending, taken.Error()
 		setCondition(&st.Conditions, d.Generation, storagev1alpha2.DeliveredCondition, false, v1alpha1.ReasonNameTaken, taken.Error())
 		setCondition(&st.Conditions, d.Generation, storagev1alpha2.ReadyCondition, false, v1alpha1.ReasonNameTaken, taken.Error())
-		return ctrl.Result{RequeueAfter: nameTakenRequeue}, writeStatus(ctx, r.Client, &d, &d.Status, st, kindStorageSite)
+		return waits(nameTakenRequeue, v1alpha1.ReasonNameTaken, taken.Error())(ctrl.Result{}, writeStatus(ctx, r.Client, &d, &d.Status, st, kindStorageSite))
 	}
 	if err == nil {
 		// The new work is written: the deployment's work of the legacy name goes (migration.go).
@@ -152,11 +154,10 @@ func (r *StorageSiteReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			fmt.Sprintf("writing ManifestWork %s: %v", workKey, err))
 		return ctrl.Result{}, errors.Join(err, writeStatus(ctx, r.Client, &d, &d.Status, st, kindStorageSite))
 	}
-	requeue := storageRequeueInProgress
-	if st.Phase == storagev1alpha2.PhaseOnline {
-		requeue = storageRequeueOnline
+	if st.Phase != storagev1alpha2.PhaseOnline {
+		return waits(storageRequeueInProgress, string(st.Phase), st.Message)(ctrl.Result{}, writeStatus(ctx, r.Client, &d, &d.Status, st, kindStorageSite))
 	}
-	return ctrl.Result{RequeueAfter: requeue}, writeStatus(ctx, r.Client, &d, &d.Status, st, kindStorageSite)
+	return ctrl.Result{RequeueAfter: storageRequeueOnline}, writeStatus(ctx, r.Client, &d, &d.Status, st, kindStorageSite)
 }
 
 // storageRequest is what d asks of its site, in the operator's JSON shape.
@@ -272,11 +273,10 @@ func suffix(s string) string {
 // SetupWithManager registers the reconciler: a request is reconciled on its own changes, on
 // any change of its work, status included, and on changes of its workspace's access.
 func (r *StorageSiteReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	b := ctrl.NewControllerManagedBy(mgr).
-		Named("storage-site").
-		For(&storagev1alpha2.StorageSiteDeployment{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+	b := newController(mgr, "storage-site").
+		For(&storagev1alpha2.StorageSiteDeployment{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, resync))).
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(deploymentOfWork), builder.WithPredicates(component(storagework.Component)))
-	return watchAccess(b, r.Client, r.deploymentsNaming, true).Complete(r)
+	return build(watchAccess(b, r.Client, r.deploymentsNaming, true), r)
 }
 
 // deploymentsNaming maps a change of access to the requests of ns ("" for all) naming cluster
