@@ -530,7 +530,13 @@ func (r *AppRouteReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&v1alpha1.FleetAppRoute{}, handler.EnqueueRequestsFromMapFunc(r.routesClaimingHost), specOrDeletion).
 		Watches(&v1alpha1.FleetApp{}, handler.EnqueueRequestsFromMapFunc(r.routesOfApp), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&v1alpha1.FleetClusterJoin{}, handler.EnqueueRequestsFromMapFunc(r.routesOfJoin)).
-		Watches(&v1alpha1.FleetSite{}, handler.EnqueueRequestsFromMapFunc(r.routesOfNamespace), builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+		Watches(&v1alpha1.FleetSite{}, handler.EnqueueRequestsFromMapFunc(r.routesOfNamespace), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// The hub gateway's address is read from the typed ManagedCluster (its spec), a cache
+		// apart from the metadata one watchAccess watches: its own event, so that a reconcile
+		// woken by the metadata informer before the typed one has the change is woken again.
+		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []ctrl.Request {
+			return r.routesOnCluster(ctx, "", obj.GetName())
+		}), builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	return build(watchAccess(b, r.Client, r.routesOnCluster, true), r)
 }
 

@@ -265,3 +265,39 @@ func (f benchFleet) seed(b *testing.B, ctx context.Context, c client.Client) {
 		b.Fatal(err)
 	}
 }
+
+// BenchmarkControllerLabelFlip prints the routing work of one ManagedCluster label flip on a
+// fresh hub of many workspaces, for the routing reconciler's mapping (the workspaces bound to a
+// set that held or holds the cluster) and for the mapping to every workspace it replaced,
+// measured in the same run:
+//
+//	controller_label_flip: workspaces=500 clusters=2000 reconciles_per_flip=… baseline_reconciles_per_flip=… ratio=…x flip_s=… baseline_flip_s=…
+//
+// FLEET_BENCH_FLIP_WORKSPACES (default 500) and FLEET_BENCH_FLIP_CLUSTERS (per workspace,
+// default 4) scale it.
+func BenchmarkControllerLabelFlip(b *testing.B) {
+	f := flipFleet{prefix: "lf", workspaces: envInt("FLEET_BENCH_FLIP_WORKSPACES", 500), clusters: envInt("FLEET_BENCH_FLIP_CLUSTERS", 4)}
+	for b.Loop() {
+		h, err := testbed.Start(context.Background(), testbed.Options{})
+		if err != nil {
+			b.Skip(err)
+		}
+		cfg := *h.Config
+		cfg.QPS, cfg.Burst = 2000, 4000
+		c, err := client.New(&cfg, client.Options{Scheme: controller.Scheme()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		f.seed(b, c)
+		m := f.measureFlips(b, h.Config, c, 4)
+		var ours float64
+		for _, n := range m.ours {
+			ours += n / float64(len(m.ours))
+		}
+		fmt.Printf("controller_label_flip: workspaces=%d clusters=%d reconciles_per_flip=%.1f baseline_reconciles_per_flip=%.0f ratio=%.0fx flip_s=%.2f baseline_flip_s=%.2f\n",
+			f.workspaces, f.workspaces*f.clusters, ours, m.naive, m.naive/ours, m.tookOurs.Seconds(), m.tookNaive.Seconds())
+		if err := h.Stop(); err != nil {
+			b.Error(err)
+		}
+	}
+}

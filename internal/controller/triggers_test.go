@@ -3,21 +3,28 @@ package controller_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	storagev1alpha2 "github.com/umkim/terraform-provider-fleet/api/storage/v1alpha2"
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/controller"
 	"github.com/umkim/terraform-provider-fleet/internal/manager"
 	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
+	"github.com/umkim/terraform-provider-fleet/internal/storagework"
 	"github.com/umkim/terraform-provider-fleet/internal/testkit"
 )
 
@@ -147,15 +154,54 @@ func (f flipFleet) flip(t testing.TB, c client.Client, k int, to string) (float6
 	return routingReconciles() - before, took
 }
 
-func runRouting(t testing.TB) (stop func()) {
+func runRouting(t testing.TB, cfg *rest.Config) (stop func()) {
 	t.Helper()
-	mgr, err := controller.NewHubManager(sharedHub.Config, controller.HubOptions{
+	mgr, err := controller.NewHubManager(cfg, controller.HubOptions{
 		Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, Controllers: "routing", QPS: 500, Burst: 1000,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return testkit.Run(t, mgr)
+}
+
+// flipMeasure is the routing work of label flips: the reconciles of each flip with the routing
+// reconciler's mapping, and of one flip under the mapping to every workspace (the behaviour
+// before), with the mean time until the flipped workspace's routes say so.
+type flipMeasure struct {
+	ours                []float64
+	naive               float64
+	tookOurs, tookNaive time.Duration
+}
+
+// measureFlips converges the fleet under a routing reconciler, flips cluster 0 of workspace 0
+// between zones n times, then once more under the baseline mapping.
+func (f flipFleet) measureFlips(t testing.TB, cfg *rest.Config, c client.Client, n int) flipMeasure {
+	t.Helper()
+	var m flipMeasure
+	stop := runRouting(t, cfg)
+	testkit.Eventually(t, 20*time.Minute, "the fleet converged", func() error {
+		if !f.converged(c) {
+			return fmt.Errorf("not yet")
+		}
+		return nil
+	})
+	zone := "a"
+	for range n {
+		zone = map[string]string{"a": "b", "b": "a"}[zone]
+		r, took := f.flip(t, c, 0, zone)
+		m.ours = append(m.ours, r)
+		m.tookOurs += took / time.Duration(n)
+	}
+	stop()
+	undo := controller.MapClusterEventsToAllWorkspaces()
+	stop = runRouting(t, cfg)
+	undo()
+	quiet(t)
+	zone = map[string]string{"a": "b", "b": "a"}[zone]
+	m.naive, m.tookNaive = f.flip(t, c, 0, zone)
+	stop()
+	return m
 }
 
 // TestLabelFlipRecomputesOnlyItsWorkspaces: a label change on one cluster reconciles the routing
@@ -167,33 +213,209 @@ func TestLabelFlipRecomputesOnlyItsWorkspaces(t *testing.T) {
 	_, c := startHub(t)
 	f.seed(t, c)
 
-	stop := runRouting(t)
-	testkit.Eventually(t, time.Minute, "the fleet converged", func() error {
-		if !f.converged(c) {
-			return fmt.Errorf("not yet")
-		}
-		return nil
-	})
-	ours, tookOurs := f.flip(t, c, 0, "b")
-	ours2, _ := f.flip(t, c, 0, "a")
-	stop()
-
-	undo := controller.MapClusterEventsToAllWorkspaces()
-	stop = runRouting(t)
-	quiet(t)
-	undo()
-	naive, tookNaive := f.flip(t, c, 0, "b")
-	stop()
-	t.Logf("routing reconciles for one label flip on a hub of %d+ workspaces: %.0f and %.0f (this mapping, %v) vs %.0f (every workspace, %v)",
-		f.workspaces, ours, ours2, tookOurs, naive, tookNaive)
+	m := f.measureFlips(t, sharedHub.Config, c, 2)
+	t.Logf("routing reconciles for one label flip on a hub of %d+ workspaces: %v (this mapping, %v per flip) vs %.0f (every workspace, %v)",
+		f.workspaces, m.ours, m.tookOurs, m.naive, m.tookNaive)
 	// The flip's workspace reconciles once for the cluster's event and once more for its chain
 	// work's update; nothing else of the hub is recomputed.
-	for _, n := range []float64{ours, ours2} {
+	for _, n := range m.ours {
 		if n < 1 || n > 3 {
 			t.Errorf("one label flip reconciled the routing %.0f times, want 1 to 3: only the cluster's workspace", n)
 		}
 	}
-	if naive < float64(f.workspaces) {
-		t.Errorf("the baseline reconciled %.0f times, fewer than the fleet's %d workspaces: the comparison measures nothing", naive, f.workspaces)
+	if m.naive < float64(f.workspaces) {
+		t.Errorf("the baseline reconciled %.0f times, fewer than the fleet's %d workspaces: the comparison measures nothing", m.naive, f.workspaces)
 	}
+}
+
+// refuseWorks makes the hub's apiserver refuse every ManifestWork written in namespace ns (a
+// ValidatingAdmissionPolicy, as a hub's own policy or quota would), and waits until it does.
+func refuseWorks(t *testing.T, c client.Client, ns string) {
+	t.Helper()
+	name := "refuse-works-" + ns
+	fail := admissionregistrationv1.Fail
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: &fail,
+			MatchConstraints: &admissionregistrationv1.MatchResources{
+				NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: ns}},
+				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{workv1.GroupName}, APIVersions: []string{"v1"}, Resources: []string{"manifestworks"}},
+				}}},
+			},
+			Validations: []admissionregistrationv1.Validation{{Expression: "false", Message: "this hub refuses ManifestWorks in " + ns}},
+		}}
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: name, ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny}}}
+	for _, o := range []client.Object{policy, binding} {
+		if err := c.Create(t.Context(), o); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Delete(context.Background(), o) })
+	}
+	testkit.Eventually(t, time.Minute, "the apiserver refusing works in "+ns, func() error {
+		probe := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "probe-"}}
+		if err := c.Create(t.Context(), probe, client.DryRunAll); err == nil {
+			return fmt.Errorf("a work was accepted")
+		}
+		return nil
+	})
+}
+
+func reconcileErrors(name string) float64 {
+	return testkit.Counter("controller_runtime_reconcile_total", map[string]string{"controller": name, "result": "error"})
+}
+
+// TestRefusedWorksBackOff: an app and a route whose works the apiserver refuses retry with the
+// one jittered exponential back-off (kube.RateLimiter), not controller-runtime's default from
+// 5 ms (12 or more attempts in 20 s), and write their status once, not at every attempt.
+func TestRefusedWorksBackOff(t *testing.T) {
+	const ws, cluster = "refused-ws", "refused-01"
+	const window = 20 * time.Second
+	_, c := startHub(t)
+	v := appView{t, c, ws, cluster}
+	v.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ws}})
+	managedCluster(t, c, ws, cluster, "")
+	refuseWorks(t, c, cluster)
+	v.create(&v1alpha1.FleetChart{ObjectMeta: metav1.ObjectMeta{Namespace: ws, Name: "hello"},
+		Spec: v1alpha1.FleetChartSpec{Repository: "charts/hello", Version: "0.1.0"}},
+		&v1alpha1.FleetClusterJoin{ObjectMeta: metav1.ObjectMeta{Namespace: ws, Name: cluster}, Spec: v1alpha1.FleetClusterJoinSpec{Cluster: cluster, Site: "berlin"}},
+		v.app("web", "hello"),
+		testkit.RegistrySecret(ws, "source", registrysecret.RoleSource, registrysecret.Registry{Reference: "source.example/fleet", AgentUsername: "a", AgentPassword: "p"}),
+		route(ws, "all", v1alpha1.OCIStorageRouteSpec{Priority: 10, ClusterSelectors: selector(clusterv1beta2.ClusterSetLabel, cluster), Registries: []string{"source"}}))
+
+	appErrs, routingErrs := reconcileErrors("apps"), reconcileErrors("routing")
+	appStatus, routeStatus, storageStatus := writes("fleetapp", "status"), writes("ocistorageroute", "status"), writes("clusterocistorage", "status")
+	creates := writes("manifestwork", "create")
+	defer runControllers(t, sharedHub.Config, "apps,routing")()
+	time.Sleep(window)
+	got := map[string]float64{
+		"apps attempts":                   reconcileErrors("apps") - appErrs,
+		"routing attempts":                reconcileErrors("routing") - routingErrs,
+		"work creates":                    writes("manifestwork", "create") - creates,
+		"FleetApp status writes":          writes("fleetapp", "status") - appStatus,
+		"OCIStorageRoute status writes":   writes("ocistorageroute", "status") - routeStatus,
+		"ClusterOCIStorage status writes": writes("clusterocistorage", "status") - storageStatus,
+	}
+	t.Logf("in %v of refused works: %v", window, got)
+	// Attempts come after 0.25-0.5 s, 0.5-1 s, ... doubling: at most 7 fit in 20 s.
+	for _, k := range []string{"apps attempts", "routing attempts"} {
+		if got[k] < 2 || got[k] > 8 {
+			t.Errorf("%s: %.0f in %v, want 2 to 8 (back-off from 500 ms with jitter)", k, got[k], window)
+		}
+	}
+	if got["work creates"] > 16 {
+		t.Errorf("%.0f work creates in %v, want at most 16", got["work creates"], window)
+	}
+	// Status says DeliveryFailed once; the same refusal again writes nothing.
+	for _, k := range []string{"FleetApp status writes", "OCIStorageRoute status writes", "ClusterOCIStorage status writes"} {
+		if got[k] > 2 {
+			t.Errorf("%s: %.0f in %v, want at most 2: status is written when it changes", k, got[k], window)
+		}
+	}
+	var app v1alpha1.FleetApp
+	if err := c.Get(t.Context(), client.ObjectKey{Namespace: ws, Name: "web"}, &app); err != nil {
+		t.Fatal(err)
+	}
+	if d := meta.FindStatusCondition(app.Status.Conditions, v1alpha1.DeliveredCondition); d == nil || d.Reason != v1alpha1.ReasonDeliveryFailed || !strings.Contains(d.Message, "refuses ManifestWorks") {
+		t.Errorf("the app's Delivered condition is %+v, want DeliveryFailed naming the refusal", d)
+	}
+}
+
+// TestClusterLabelsMoveWhatDependsOnIt: a ManagedCluster leaving the set bound to its workspace
+// (a label change) takes its join's labels away and leaves its app and storage request NotBound
+// and its chain undelivered; coming back, and re-registering (deleted and created again with the
+// same name), brings each back, within seconds and without a controller restart.
+func TestClusterLabelsMoveWhatDependsOnIt(t *testing.T) {
+	const ws, cluster = "move-ws", "move-01"
+	const prompt = 15 * time.Second
+	_, c := startHub(t)
+	av := appView{t, c, ws, cluster}
+	sv := siteView{t, c, ws}
+	av.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ws}}, &clusterv1beta2.ManagedClusterSet{ObjectMeta: metav1.ObjectMeta{Name: "move-elsewhere"}})
+	managedCluster(t, c, ws, cluster, "")
+	defer runControllers(t, sharedHub.Config, "cluster-joins,apps,storage-site,routing")()
+	defer cleanJoins(t, c, ws)
+	sd := &storagev1alpha2.StorageSiteDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: ws, Name: "sd"}, Spec: storagev1alpha2.StorageSiteDeploymentSpec{Cluster: cluster}}
+	av.create(sv.site("berlin", siteSpec()), sv.join("j", cluster, "berlin", "", "gpu"),
+		&v1alpha1.FleetChart{ObjectMeta: metav1.ObjectMeta{Namespace: ws, Name: "hello"}, Spec: v1alpha1.FleetChartSpec{Repository: "charts/hello", Version: "0.1.0"}},
+		av.app("web", "hello"), sd,
+		testkit.RegistrySecret(ws, "source", registrysecret.RoleSource, registrysecret.Registry{Reference: "source.example/fleet", AgentUsername: "a", AgentPassword: "p"}),
+		route(ws, "all", v1alpha1.OCIStorageRouteSpec{Priority: 10, ClusterSelectors: selector(clusterv1beta2.ClusterSetLabel, cluster), Registries: []string{"source"}}))
+
+	chain := types.NamespacedName{Namespace: cluster, Name: controller.WorkName(ws)}
+	storageWork := types.NamespacedName{Namespace: cluster, Name: storagework.WorkName(ws, "sd")}
+	exists := func(key types.NamespacedName, want bool) {
+		t.Helper()
+		testkit.Eventually(t, prompt, fmt.Sprintf("ManifestWork %s present=%v", key, want), func() error {
+			err := c.Get(t.Context(), key, &workv1.ManifestWork{})
+			if got := err == nil; got != want {
+				return fmt.Errorf("present=%v (%v)", got, err)
+			}
+			return client.IgnoreNotFound(err)
+		})
+	}
+	storageReady := func(notReason string, want bool) {
+		t.Helper()
+		testkit.Eventually(t, prompt, fmt.Sprintf("StorageSiteDeployment sd Ready reason %s=%v", notReason, want), func() error {
+			var d storagev1alpha2.StorageSiteDeployment
+			if err := c.Get(t.Context(), client.ObjectKeyFromObject(sd), &d); err != nil {
+				return err
+			}
+			r := meta.FindStatusCondition(d.Status.Conditions, storagev1alpha2.ReadyCondition)
+			if r == nil || r.ObservedGeneration != d.Generation || (r.Reason == notReason) != want {
+				return fmt.Errorf("Ready %+v", r)
+			}
+			return nil
+		})
+	}
+	delivered := func(what string, start time.Time) {
+		t.Helper()
+		sv.joinCondition("j", v1alpha1.JoinedCondition, "True/Labelled")
+		sv.labelsAre(cluster, map[string]string{v1alpha1.SiteLabel: "berlin", v1alpha1.CapabilityLabelPrefix + "gpu": "true"}, nil)
+		av.work("web", nil)
+		exists(chain, true)
+		exists(storageWork, true)
+		storageReady(v1alpha1.ReasonNotBound, false)
+		wakesWithin(t, what, start, prompt)
+	}
+	delivered("first delivery", time.Now())
+	time.Sleep(time.Second)
+
+	// The cluster leaves the bound set: everything of the workspace on it stops, by its rule.
+	start := time.Now()
+	testkit.Update(t, c, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: cluster}}, func(m *clusterv1.ManagedCluster) {
+		m.Labels[clusterv1beta2.ClusterSetLabel] = "move-elsewhere"
+	})
+	sv.joinCondition("j", v1alpha1.JoinedCondition, "False/NotBound", "move-elsewhere")
+	sv.labelsAre(cluster, map[string]string{}, nil)
+	av.appIs("web", v1alpha1.AppPending, v1alpha1.ReasonNotBound, nil)
+	storageReady(v1alpha1.ReasonNotBound, true)
+	exists(chain, false)
+	wakesWithin(t, "everything NotBound after the label change", start, prompt)
+
+	// Back in the bound set.
+	start = time.Now()
+	testkit.Update(t, c, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: cluster}}, func(m *clusterv1.ManagedCluster) {
+		m.Labels[clusterv1beta2.ClusterSetLabel] = cluster
+	})
+	delivered("everything back after the label change", start)
+
+	// Re-registration: the cluster goes, with what the hub wrote in its namespace, and comes back.
+	if err := c.Delete(t.Context(), &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: cluster}}); err != nil {
+		t.Fatal(err)
+	}
+	sv.joinCondition("j", v1alpha1.JoinedCondition, "False/"+v1alpha1.ReasonClusterNotFound)
+	exists(chain, false)
+	for _, key := range []types.NamespacedName{storageWork, {Namespace: cluster, Name: "app." + ws + ".web"}} {
+		if err := c.Delete(t.Context(), &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}); client.IgnoreNotFound(err) != nil {
+			t.Fatal(err)
+		}
+		exists(key, false)
+	}
+	time.Sleep(time.Second)
+	start = time.Now()
+	registerCluster(t, c, cluster, "")
+	delivered("everything back after re-registration", start)
 }
