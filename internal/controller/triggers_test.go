@@ -56,6 +56,23 @@ func (f flipFleet) seed(t testing.TB, c client.Client) {
 					Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true}})
 		}
 	}
+	// Namespaces and sets first: the objects in them are refused until they exist.
+	var first, then []client.Object
+	for _, o := range objs {
+		switch o.(type) {
+		case *corev1.Namespace, *clusterv1beta2.ManagedClusterSet:
+			first = append(first, o)
+		default:
+			then = append(then, o)
+		}
+	}
+	createAll(t, c, first)
+	createAll(t, c, then)
+}
+
+// createAll creates objs with 16 writers in parallel.
+func createAll(t testing.TB, c client.Client, objs []client.Object) {
+	t.Helper()
 	var wg sync.WaitGroup
 	errs := make(chan error, len(objs))
 	next := make(chan client.Object)
@@ -418,4 +435,38 @@ func TestClusterLabelsMoveWhatDependsOnIt(t *testing.T) {
 	start = time.Now()
 	registerCluster(t, c, cluster, "")
 	delivered("everything back after re-registration", start)
+}
+
+// TestResyncRepairsWhatNoWatchShows: an app of a workspace bound to no cluster set (so no
+// binding, set or work event ever names it) whose status is changed by hand is repaired at the
+// informers' resync, which the generation filter of the apps' watch used to drop.
+func TestResyncRepairsWhatNoWatchShows(t *testing.T) {
+	const ws, cluster = "resync-ws", "resync-01"
+	const period = 2 * time.Second
+	_, c := startHub(t)
+	v := appView{t, c, ws, cluster}
+	v.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ws}},
+		&clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: cluster}},
+		&v1alpha1.FleetChart{ObjectMeta: metav1.ObjectMeta{Namespace: ws, Name: "hello"}, Spec: v1alpha1.FleetChartSpec{Repository: "charts/hello", Version: "0.1.0"}},
+		v.app("web", "hello"))
+	mgr, err := controller.NewHubManager(sharedHub.Config, controller.HubOptions{
+		Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, Controllers: "apps", QPS: 500, Burst: 1000, SyncPeriod: period,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer testkit.Run(t, mgr)()
+	v.appIs("web", v1alpha1.AppPending, v1alpha1.ReasonNotBound, nil)
+
+	var app v1alpha1.FleetApp
+	if err := c.Get(t.Context(), client.ObjectKey{Namespace: ws, Name: "web"}, &app); err != nil {
+		t.Fatal(err)
+	}
+	app.Status.Phase, app.Status.Message = v1alpha1.AppDeployed, "edited by hand"
+	if err := c.Status().Update(t.Context(), &app); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	v.appIs("web", v1alpha1.AppPending, v1alpha1.ReasonNotBound, nil)
+	wakesWithin(t, "the hand-edited status repaired", start, 4*period)
 }

@@ -62,6 +62,21 @@ func (s *Stalling) Unwrap() error { return s.Err }
 // Stall is a *Stalling for reason.
 func Stall(reason string, err error) error { return &Stalling{Reason: reason, Err: err} }
 
+// StalledCondition is the condition type of an object whose reconcile stalled: True (abnormal)
+// while retrying cannot help, with the stall's reason and message; absent otherwise.
+const StalledCondition = "Stalled"
+
+// StalledBy is the stall err asks for, for the Stalled condition a status summary sets: ok when
+// KindOf(err) is Stalled (not when a failure or a wait joins it, which requeue).
+func StalledBy(err error) (reason, message string, ok bool) {
+	if KindOf(err) != Stalled {
+		return "", "", false
+	}
+	var s *Stalling
+	errors.As(err, &s)
+	return s.Reason, s.Err.Error(), true
+}
+
 // Kind is what the workqueue does after a reconcile.
 type Kind int
 

@@ -143,3 +143,25 @@ func TestRateLimiter(t *testing.T) {
 		t.Errorf("after Forget the first failure waits %v", d)
 	}
 }
+
+// TestStalledBy: the Stalled condition is set for a stall alone, with its reason and message.
+func TestStalledBy(t *testing.T) {
+	stall := Stall("WorkTooLarge", errors.New("over the budget"))
+	for _, tc := range []struct {
+		err          error
+		ok           bool
+		reason, text string
+	}{
+		{err: nil},
+		{err: errors.New("boom")},
+		{err: Wait(0, "X", errors.New("waits"))},
+		{err: stall, ok: true, reason: "WorkTooLarge", text: "over the budget"},
+		{err: errors.Join(stall, nil), ok: true, reason: "WorkTooLarge", text: "over the budget"},
+		{err: errors.Join(stall, errors.New("status write failed"))},
+	} {
+		reason, text, ok := StalledBy(tc.err)
+		if ok != tc.ok || reason != tc.reason || text != tc.text {
+			t.Errorf("StalledBy(%v) = %q, %q, %v; want %q, %q, %v", tc.err, reason, text, ok, tc.reason, tc.text, tc.ok)
+		}
+	}
+}
