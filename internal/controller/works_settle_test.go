@@ -93,16 +93,21 @@ func TestRouteRetryingWritesNoWork(t *testing.T) {
 	testkit.Eventually(t, converge, "the chain work of "+ok, func() (err error) { w, err = v.work(ok); return err })
 	time.Sleep(2 * time.Second)
 	creates, updates := writes("manifestwork", "create"), writes("manifestwork", "update")
+	start := time.Now()
+	// At least 8 s, and until a retry: the retries back off (kube.RateLimiter), up to 5 min apart.
 	time.Sleep(8 * time.Second)
+	for end := time.Now().Add(40 * time.Second); writes("manifestwork", "create") == creates && time.Now().Before(end); {
+		time.Sleep(200 * time.Millisecond)
+	}
 	retries := writes("manifestwork", "create") - creates
 	if retries < 1 {
-		t.Fatalf("no create attempt for %s in 8 s: the reconciler is not retrying, so this test proves nothing", missing)
+		t.Fatalf("no create attempt for %s in 48 s: the reconciler is not retrying, so this test proves nothing", missing)
 	}
 	if n := writes("manifestwork", "update") - updates; n != 0 {
 		t.Errorf("%v work updates over %v retries, want none", n, retries)
 	}
 	untouched(t, c, w)
-	t.Logf("%v retries of the failing create in 8 s, no other work written", retries)
+	t.Logf("%v retries of the failing create in %v, no other work written", retries, time.Since(start).Round(time.Second))
 }
 
 // TestAppRouteWorksSettleAfterRestart: the Ingress works of three site routes, which the
