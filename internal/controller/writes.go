@@ -182,8 +182,9 @@ func nameTaken(err error) (*nameTakenError, bool) {
 	return e, ok
 }
 
-// nameTakenRequeue is how soon an object whose work is another's looks again: the holder's
-// deletion enqueues the holder, not it.
+// nameTakenRequeue is how soon an object whose work (or gateway ConfigMap) is another's first
+// looks again, then after twice as long each time (kube.Wait): the holder's deletion enqueues the
+// holder, not it.
 const nameTakenRequeue = time.Minute
 
 // checkOwner is nil when w does not exist (no UID) or is owner's, else a *nameTakenError naming
