@@ -11,7 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -253,30 +252,20 @@ func (r *AppReconciler) work(ctx context.Context, app *v1alpha1.FleetApp) (appwo
 
 // uninstall deletes the app's works (the injective one and an adopted legacy one, never
 // another's) and waits until they are gone (the release uninstalled on the cluster), then lets
-// the app go; or, when the cluster cannot answer (wayOut.unanswered), lets it go without (letGo).
+// the app go; or, when the cluster cannot answer (wayOut.release), lets it go without (letGo).
 func (r *AppReconciler) uninstall(ctx context.Context, app *v1alpha1.FleetApp) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(app, appFinalizer) {
 		return ctrl.Result{}, nil
 	}
-	left := false
-	for _, name := range []string{appwork.NamesOf(app).Work, legacyAppNames(app).Work} {
-		owned, err := deleteOwnedWork(ctx, r.Client, types.NamespacedName{Namespace: app.Spec.Cluster, Name: name}, appwork.Owner(app))
-		if meta.IsNoMatchError(err) {
-			return r.orphan(ctx, app, noWorkKind)
-		}
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		left = left || owned
-	}
-	if !left {
-		return ctrl.Result{}, client.IgnoreNotFound(patchFinalizers(ctx, r.Client, app, kindApp, appFinalizer, controllerutil.RemoveFinalizer))
-	}
-	why, wait, err := wayOut{Reader: r.Reader, After: r.OrphanAfter}.unanswered(ctx, app, app.Spec.Cluster)
-	if err != nil {
+	done, why, wait, err := wayOut{Reader: r.Reader, After: r.OrphanAfter}.release(ctx, r.Client, app, app.Spec.Cluster, appwork.Owner(app),
+		types.NamespacedName{Namespace: app.Spec.Cluster, Name: appwork.NamesOf(app).Work},
+		types.NamespacedName{Namespace: app.Spec.Cluster, Name: legacyAppNames(app).Work})
+	switch {
+	case err != nil:
 		return ctrl.Result{}, err
-	}
-	if why != "" {
+	case done:
+		return ctrl.Result{}, client.IgnoreNotFound(patchFinalizers(ctx, r.Client, app, kindApp, appFinalizer, controllerutil.RemoveFinalizer))
+	case why != "":
 		return r.orphan(ctx, app, why)
 	}
 	return ctrl.Result{RequeueAfter: wait}, nil

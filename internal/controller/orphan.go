@@ -60,6 +60,29 @@ type wayOut struct {
 	After time.Duration
 }
 
+// release deletes owner's works of keys (never another's, deleteOwnedWork) for a deleted obj
+// whose works live in cluster's namespace, and says whether obj's finalizer may go: done when
+// none is left; else why it goes without its cluster's confirmation (unanswered, or no
+// ManifestWork kind on the hub), or "" while it waits, and how soon it looks again.
+func (w wayOut) release(ctx context.Context, c client.Client, obj client.Object, cluster, owner string, keys ...types.NamespacedName) (done bool, why string, wait time.Duration, err error) {
+	left := false
+	for _, key := range keys {
+		owned, err := deleteOwnedWork(ctx, c, key, owner)
+		if meta.IsNoMatchError(err) {
+			return false, noWorkKind, 0, nil
+		}
+		if err != nil {
+			return false, "", 0, err
+		}
+		left = left || owned
+	}
+	if !left {
+		return true, "", 0, nil
+	}
+	why, wait, err = w.unanswered(ctx, obj, cluster)
+	return false, why, wait, err
+}
+
 // unanswered says why cluster will not confirm that obj's work is gone: obj carries
 // hub.OrphanOnDeleteAnnotation, the ManagedCluster is gone (or its kind), its namespace is gone or
 // terminating, or it has not been available since After past obj's deletion. "" while obj waits,

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -67,33 +66,19 @@ type StorageSiteReconciler struct {
 }
 
 // release deletes a deleted request's works (never another's) and lets the request go once they
-// are gone, or when its cluster cannot answer (wayOut.unanswered), without them (letGo).
+// are gone, or when its cluster cannot answer (wayOut.release), without them (letGo).
 func (r *StorageSiteReconciler) release(ctx context.Context, d *storagev1alpha2.StorageSiteDeployment, keys ...types.NamespacedName) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(d, storageFinalizer) {
 		return ctrl.Result{}, nil
 	}
-	left := false
-	why := ""
-	for _, key := range keys {
-		owned, err := deleteOwnedWork(ctx, r.Client, key, storagework.Owner(d.Namespace, d.Name))
-		if meta.IsNoMatchError(err) {
-			why = noWorkKind
-			break
-		}
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		left = left || owned
-	}
-	if !left && why == "" {
+	done, why, wait, err := wayOut{Reader: r.Reader, After: r.OrphanAfter}.release(ctx, r.Client, d, d.Spec.Cluster, storagework.Owner(d.Namespace, d.Name), keys...)
+	switch {
+	case err != nil:
+		return ctrl.Result{}, err
+	case done:
 		return ctrl.Result{}, client.IgnoreNotFound(patchFinalizers(ctx, r.Client, d, kindStorageSite, storageFinalizer, controllerutil.RemoveFinalizer))
-	}
-	if why == "" {
-		var wait time.Duration
-		var err error
-		if why, wait, err = (wayOut{Reader: r.Reader, After: r.OrphanAfter}).unanswered(ctx, d, d.Spec.Cluster); err != nil || why == "" {
-			return ctrl.Result{RequeueAfter: wait}, err
-		}
+	case why == "":
+		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	msg := fmt.Sprintf("%s: the storage deployment goes without waiting; ManifestWork %s/%s is deleted on the hub but its removal is not confirmed by the site, "+
 		"so the discovery, draft %s and storage cluster%s in namespace %s stay on cluster %q (as on every deletion: they are orphaned, never deleted) "+
