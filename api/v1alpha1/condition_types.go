@@ -31,9 +31,9 @@ const (
 	// ManifestWork on the hub.
 	DeliveredCondition = "Delivered"
 
-	// DeletedCondition (positive) is set on an app that is being deleted when the controller
-	// lets it go without the cluster confirming the uninstall: False with reason ReasonOrphaned,
-	// naming the cluster and the release left on it.
+	// DeletedCondition (positive) is set on an app or a StorageSiteDeployment that is being
+	// deleted when the controller lets it go without the cluster confirming that its work is gone:
+	// False with reason ReasonOrphaned, naming the cluster and what may be left on it.
 	DeletedCondition = "Deleted"
 )
 
@@ -57,9 +57,10 @@ const (
 	ReasonNoClusters         = "NoClusters"
 	ReasonDeliveryFailed     = "DeliveryFailed"
 	ReasonNoRoute            = "NoRoute"
-	// ReasonOrphaned: the app went without its cluster confirming that its work is gone (the
-	// cluster deleted or unavailable past the bound, its namespace terminating, or no
-	// ManifestWork kind on the hub); what the work made may be left on the cluster.
+	// ReasonOrphaned: the object went without its cluster confirming that its work is gone (the
+	// cluster deleted or unavailable past the bound, its namespace terminating, no ManifestWork
+	// kind on the hub, or the object deleted with the orphan-on-delete annotation); what the work
+	// made may be left on the cluster.
 	ReasonOrphaned = "Orphaned"
 	// ReasonWorkTooLarge: the ManifestWork that would carry the object is over the controller's
 	// work budget (450 KiB, under OCM's 500 KiB limit); nothing is written, and the message names

@@ -11,10 +11,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
-	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -66,14 +64,9 @@ const (
 // a wait (kube.Wait): looked for again after appWaitValues, then twice as long each time, up to
 // kube.BackoffMax.
 const (
-	appRequeueValues   = 5 * time.Minute
-	appRequeueDeleting = 5 * time.Second
-	appWaitValues      = 5 * time.Second
+	appRequeueValues = 5 * time.Minute
+	appWaitValues    = 5 * time.Second
 )
-
-// DefaultAppOrphanAfter is how long a deleted app waits for its work to go while its cluster
-// exists but is not available, before it goes without it (Options.AppOrphanAfter).
-const DefaultAppOrphanAfter = 2 * time.Minute
 
 // appChartIndex indexes FleetApps by <namespace>/<spec.chart>.
 const appChartIndex = "appChart"
@@ -92,8 +85,9 @@ const appChartIndex = "appChart"
 // Deleting an app deletes its work in the foreground; OCM's work agent then deletes the
 // FleetRelease on the cluster, whose finalizer has the agent uninstall the release first; the
 // app's finalizer goes once the work is gone. Nothing waits forever: when the cluster cannot
-// answer (its ManagedCluster or its namespace gone or going, no ManifestWork kind on the hub, or
-// the cluster not available for OrphanAfter) the app goes without it, Deleted=False/Orphaned and a
+// answer (its ManagedCluster or its namespace gone or going, no ManifestWork kind on the hub, the
+// cluster not available for OrphanAfter, or the app deleted with hub.OrphanOnDeleteAnnotation)
+// the app goes without it (orphan.go), Deleted=False/Orphaned and a
 // Warning Event naming what may be left on the cluster.
 // Deleting a chart leaves its apps installed.
 type AppReconciler struct {
@@ -105,7 +99,7 @@ type AppReconciler struct {
 	// Recorder receives the Warning Event of an app that goes without its work; nil records none.
 	Recorder events.EventRecorder
 	// OrphanAfter bounds how long a deleted app waits for its work on a cluster that is not
-	// available; 0 means DefaultAppOrphanAfter.
+	// available; 0 means DefaultOrphanAfter.
 	OrphanAfter time.Duration
 }
 
@@ -262,86 +256,32 @@ func (r *AppReconciler) work(ctx context.Context, app *v1alpha1.FleetApp) (appwo
 
 // uninstall deletes the app's works (the injective one and an adopted legacy one, never
 // another's) and waits until they are gone (the release uninstalled on the cluster), then lets
-// the app go; or, when the cluster cannot answer (unanswered), lets it go at once (orphan).
+// the app go; or, when the cluster cannot answer (wayOut.release), lets it go without (letGo).
 func (r *AppReconciler) uninstall(ctx context.Context, app *v1alpha1.FleetApp) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(app, appFinalizer) {
 		return ctrl.Result{}, nil
 	}
-	left := false
-	for _, name := range []string{appwork.NamesOf(app).Work, legacyAppNames(app).Work} {
-		owned, err := deleteOwnedWork(ctx, r.Client, types.NamespacedName{Namespace: app.Spec.Cluster, Name: name}, appwork.Owner(app))
-		if meta.IsNoMatchError(err) {
-			return r.orphan(ctx, app, "the hub has no ManifestWork kind (the work CRD is missing), so no work of the app can remain on it")
-		}
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		left = left || owned
-	}
-	if !left {
-		return ctrl.Result{}, client.IgnoreNotFound(patchFinalizers(ctx, r.Client, app, kindApp, appFinalizer, controllerutil.RemoveFinalizer))
-	}
-	why, wait, err := r.unanswered(ctx, app)
-	if err != nil {
+	done, why, wait, err := wayOut{Reader: r.Reader, After: r.OrphanAfter}.release(ctx, r.Client, app, app.Spec.Cluster, appwork.Owner(app),
+		types.NamespacedName{Namespace: app.Spec.Cluster, Name: appwork.NamesOf(app).Work},
+		types.NamespacedName{Namespace: app.Spec.Cluster, Name: legacyAppNames(app).Work})
+	switch {
+	case err != nil:
 		return ctrl.Result{}, err
-	}
-	if why != "" {
+	case done:
+		return ctrl.Result{}, client.IgnoreNotFound(patchFinalizers(ctx, r.Client, app, kindApp, appFinalizer, controllerutil.RemoveFinalizer))
+	case why != "":
 		return r.orphan(ctx, app, why)
 	}
 	return ctrl.Result{RequeueAfter: wait}, nil
 }
 
-// unanswered says why the cluster of a deleted app whose work is left will not confirm that the
-// work is gone: its ManagedCluster is gone, its namespace is gone or terminating, or it has not
-// been available since OrphanAfter after the app's deletion. "" while the app waits, and how soon
-// it looks again.
-func (r *AppReconciler) unanswered(ctx context.Context, app *v1alpha1.FleetApp) (string, time.Duration, error) {
-	cluster := app.Spec.Cluster
-	var mc clusterv1.ManagedCluster
-	err := r.Reader.Get(ctx, types.NamespacedName{Name: cluster}, &mc)
-	if apierrors.IsNotFound(err) {
-		return fmt.Sprintf("ManagedCluster %q is gone", cluster), 0, nil
-	}
-	if err != nil {
-		return "", 0, err
-	}
-	var ns corev1.Namespace
-	err = r.Reader.Get(ctx, types.NamespacedName{Name: cluster}, &ns)
-	switch {
-	case apierrors.IsNotFound(err):
-		return fmt.Sprintf("the namespace %q of cluster %q is gone", cluster, cluster), 0, nil
-	case err != nil:
-		return "", 0, err
-	case !ns.DeletionTimestamp.IsZero():
-		return fmt.Sprintf("the namespace %q of cluster %q is terminating", cluster, cluster), 0, nil
-	}
-	if meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable) {
-		return "", appRequeueDeleting, nil
-	}
-	bound := cmp.Or(r.OrphanAfter, DefaultAppOrphanAfter)
-	waited := time.Since(app.DeletionTimestamp.Time)
-	if waited >= bound {
-		return fmt.Sprintf("ManagedCluster %q is not available (condition %s not True) and the app's work was not gone %v after the app's deletion",
-			cluster, clusterv1.ManagedClusterConditionAvailable, bound), 0, nil
-	}
-	return "", min(appRequeueDeleting, bound-waited), nil
-}
-
-// orphan lets a deleted app go without its cluster confirming that its work is gone (why): the
-// work was deleted on the hub as far as the hub allows; the app says what may be left on the
-// cluster in Deleted=False/Orphaned and a Warning Event, then drops its finalizer.
+// orphan lets a deleted app go without its cluster confirming that its work is gone (why),
+// naming the release and the work that may be left on the cluster.
 func (r *AppReconciler) orphan(ctx context.Context, app *v1alpha1.FleetApp, why string) (ctrl.Result, error) {
 	msg := fmt.Sprintf("%s: the app goes without waiting; Helm release %s in namespace %s and what ManifestWork %s/%s delivered may be left on cluster %q, remove them there if the cluster comes back",
 		why, app.ReleaseName(), app.Spec.Namespace, app.Spec.Cluster, cmp.Or(app.Status.WorkName, appwork.NamesOf(app).Work), app.Spec.Cluster)
 	st := app.Status.DeepCopy()
-	setCondition(&st.Conditions, app.Generation, v1alpha1.DeletedCondition, false, v1alpha1.ReasonOrphaned, msg)
-	if err := writeStatus(ctx, r.Client, app, &app.Status, st, kindApp); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if r.Recorder != nil {
-		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, v1alpha1.ReasonOrphaned, "Delete", "%s", msg)
-	}
-	return ctrl.Result{}, client.IgnoreNotFound(patchFinalizers(ctx, r.Client, app, kindApp, appFinalizer, controllerutil.RemoveFinalizer))
+	return letGo(ctx, r.Client, r.Recorder, app, &app.Status, st, &st.Conditions, kindApp, appFinalizer, msg)
 }
 
 // appStatus sets st from what the app's cluster reported through work: plain inputs, no I/O.

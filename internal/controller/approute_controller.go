@@ -440,7 +440,8 @@ func traefikConfigMap(route *v1alpha1.FleetAppRoute, address, ns string) (*corev
 // unpublish deletes what route published that pub does not: its works elsewhere, its ConfigMap.
 func (r *AppRouteReconciler) unpublish(ctx context.Context, route *v1alpha1.FleetAppRoute, pub routePublication) error {
 	var works workv1.ManifestWorkList
-	if err := r.List(ctx, &works, client.MatchingLabels{hub.ComponentLabel: RouteComponent, hub.WorkspaceLabel: route.Namespace}); err != nil {
+	// No ManifestWork kind on the hub: no work of the route is left (absent).
+	if err := r.List(ctx, &works, client.MatchingLabels{hub.ComponentLabel: RouteComponent, hub.WorkspaceLabel: route.Namespace}); ignoreAbsent(err) != nil {
 		return err
 	}
 	for i := range works.Items {

@@ -285,7 +285,7 @@ func (r *ClusterJoinReconciler) label(ctx context.Context, cluster client.Object
 func (r *ClusterJoinReconciler) unlabel(ctx context.Context, j *v1alpha1.FleetClusterJoin) error {
 	cluster := managedClusterMetadata()
 	err := r.Get(ctx, types.NamespacedName{Name: j.Spec.Cluster}, cluster)
-	if apierrors.IsNotFound(err) {
+	if absent(err) { // the cluster, or the ManagedCluster kind, is gone: nothing to unlabel
 		return nil
 	}
 	if err != nil {

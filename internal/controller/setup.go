@@ -48,9 +48,9 @@ type Options struct {
 	// a namespace of the controller's that tenants cannot write; empty means
 	// DefaultGatewayNamespace.
 	GatewayNamespace string
-	// AppOrphanAfter bounds how long a deleted app waits for its work on a cluster that exists
-	// but is not available; 0 means DefaultAppOrphanAfter.
-	AppOrphanAfter time.Duration
+	// OrphanAfter bounds how long a deleted app or storage deployment waits for its work on a
+	// cluster that exists but is not available; 0 means DefaultOrphanAfter.
+	OrphanAfter time.Duration
 }
 
 // Reconcilers are the reconcilers of `fleet-controller hub`, by the name --controllers uses.
@@ -62,8 +62,9 @@ var Reconcilers = map[string]func(ctrl.Manager, Options) error{
 	"pull-status": func(mgr ctrl.Manager, _ Options) error {
 		return (&PullStatusReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
 	},
-	"storage-site": func(mgr ctrl.Manager, _ Options) error {
-		return (&StorageSiteReconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}).SetupWithManager(mgr)
+	"storage-site": func(mgr ctrl.Manager, o Options) error {
+		return (&StorageSiteReconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("fleet-controller-hub"),
+			OrphanAfter: o.OrphanAfter}).SetupWithManager(mgr)
 	},
 	"sites": func(mgr ctrl.Manager, _ Options) error {
 		return (&SiteReconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}).SetupWithManager(mgr)
@@ -73,7 +74,7 @@ var Reconcilers = map[string]func(ctrl.Manager, Options) error{
 	},
 	"apps": func(mgr ctrl.Manager, o Options) error {
 		return (&AppReconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("fleet-controller-hub"),
-			OrphanAfter: o.AppOrphanAfter}).SetupWithManager(mgr)
+			OrphanAfter: o.OrphanAfter}).SetupWithManager(mgr)
 	},
 	"app-routes": func(mgr ctrl.Manager, o Options) error {
 		return (&AppRouteReconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), GatewayNamespace: o.GatewayNamespace}).SetupWithManager(mgr)

@@ -11,6 +11,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -48,10 +49,53 @@ const (
 // The work is sbsd.<namespace>.<name> (storagework.WorkName); one of that name that another
 // object owns is never written (the request is Pending, not Delivered, not Ready: NameTaken,
 // naming the holder), and the request's work of the legacy name is replaced (migration.go).
+//
+// Deleting a request deletes its work, whose delete option orphans what it made: the site keeps
+// its discovery, draft and storage cluster. The request's finalizer goes once the site's work
+// agent confirms (the work is gone), or, when the cluster cannot answer (the orphan policy,
+// orphan.go), at once or after OrphanAfter with Deleted=False/Orphaned and a Warning Event.
 type StorageSiteReconciler struct {
 	client.Client
-	// Reader reads works that are not fleet-controller's, which the manager does not cache.
+	// Reader reads works that are not fleet-controller's, which the manager does not cache, and,
+	// for a deleted request whose work is left, its ManagedCluster and the cluster's namespace.
 	Reader client.Reader
+	// Recorder receives the Warning Event of a request that goes without its site's answer; nil
+	// records none.
+	Recorder events.EventRecorder
+	// OrphanAfter bounds how long a deleted request waits for its work on a cluster that is not
+	// available; 0 means DefaultOrphanAfter.
+	OrphanAfter time.Duration
+}
+
+// release deletes a deleted request's works (never another's) and lets the request go once they
+// are gone, or when its cluster cannot answer (wayOut.release), without them (letGo).
+func (r *StorageSiteReconciler) release(ctx context.Context, d *storagev1alpha2.StorageSiteDeployment, keys ...types.NamespacedName) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(d, storageFinalizer) {
+		return ctrl.Result{}, nil
+	}
+	done, why, wait, err := wayOut{Reader: r.Reader, After: r.OrphanAfter}.release(ctx, r.Client, d, d.Spec.Cluster, storagework.Owner(d.Namespace, d.Name), keys...)
+	switch {
+	case err != nil:
+		return ctrl.Result{}, err
+	case done:
+		return ctrl.Result{}, client.IgnoreNotFound(patchFinalizers(ctx, r.Client, d, kindStorageSite, storageFinalizer, controllerutil.RemoveFinalizer))
+	case why == "":
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	msg := fmt.Sprintf("%s: the storage deployment goes without waiting; ManifestWork %s/%s is deleted on the hub but its removal is not confirmed by the site, "+
+		"so the discovery, draft %s and storage cluster%s in namespace %s stay on cluster %q (as on every deletion: they are orphaned, never deleted) "+
+		"and the site's work agent may still hold them; if the cluster comes back, check them there",
+		why, d.Spec.Cluster, keys[0].Name, d.Spec.DraftName, storageClusterName(d), d.Spec.SiteNamespace, d.Spec.Cluster)
+	st := d.Status.DeepCopy()
+	return letGo(ctx, r.Client, r.Recorder, d, &d.Status, st, &st.Conditions, kindStorageSite, storageFinalizer, msg)
+}
+
+// storageClusterName is " <name>" of the storage cluster d's site reported, or "".
+func storageClusterName(d *storagev1alpha2.StorageSiteDeployment) string {
+	if sc := d.Status.StorageCluster; sc != nil && sc.Name != "" {
+		return " " + sc.Name
+	}
+	return ""
 }
 
 // Reconcile delivers one request and reports what its site answered.
@@ -63,16 +107,7 @@ func (r *StorageSiteReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	workKey := types.NamespacedName{Namespace: d.Spec.Cluster, Name: storagework.WorkName(d.Namespace, d.Name)}
 	legacyKey := types.NamespacedName{Namespace: d.Spec.Cluster, Name: legacyStorageWorkName(d.Namespace, d.Name)}
 	if !d.DeletionTimestamp.IsZero() {
-		// The works orphan what they made: the site keeps its storage cluster.
-		if controllerutil.ContainsFinalizer(&d, storageFinalizer) {
-			for _, key := range []types.NamespacedName{workKey, legacyKey} {
-				if _, err := deleteOwnedWork(ctx, r.Client, key, storagework.Owner(d.Namespace, d.Name)); err != nil {
-					return ctrl.Result{}, err
-				}
-			}
-			return ctrl.Result{}, patchFinalizers(ctx, r.Client, &d, kindStorageSite, storageFinalizer, controllerutil.RemoveFinalizer)
-		}
-		return ctrl.Result{}, nil
+		return r.release(ctx, &d, workKey, legacyKey)
 	}
 	if !controllerutil.ContainsFinalizer(&d, storageFinalizer) {
 		if err := patchFinalizers(ctx, r.Client, &d, kindStorageSite, storageFinalizer, controllerutil.AddFinalizer); err != nil {
@@ -274,7 +309,7 @@ func suffix(s string) string {
 // any change of its work, status included, and on changes of its workspace's access.
 func (r *StorageSiteReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := newController(mgr, "storage-site").
-		For(&storagev1alpha2.StorageSiteDeployment{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, resync))).
+		For(&storagev1alpha2.StorageSiteDeployment{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, resync, deleting))).
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(deploymentOfWork), builder.WithPredicates(component(storagework.Component)))
 	return build(watchAccess(b, r.Client, r.deploymentsNaming, true), r)
 }

@@ -21,9 +21,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 )
@@ -219,9 +220,11 @@ func sameFields(a, b *unstructured.Unstructured, fields []string) bool {
 	return true
 }
 
-// Delete removes an object and waits until it is gone (finalizers done); a missing object is not
-// an error.
-func (c *Client) Delete(ctx context.Context, k Kind, namespace, name string) error {
+// Delete deletes an object and waits until it is gone (its finalizers done). seen, when not nil,
+// is called with each version of the object the hub shows while it goes, in order: its
+// finalizers and status say what the deletion waits for, and the last one what it left.
+// A not-found object is deleted already.
+func (c *Client) Delete(ctx context.Context, k Kind, namespace, name string, seen func(*unstructured.Unstructured)) error {
 	defer c.live.invalidate(k.GroupVersionResource)
 	ri := c.dyn.Resource(k.GroupVersionResource).Namespace(namespace)
 	err := retryTransient(ctx, c.retryFor, func() error {
@@ -233,20 +236,97 @@ func (c *Client) Delete(ctx context.Context, k Kind, namespace, name string) err
 	if err != nil {
 		return c.explain(err)
 	}
-	err = wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		_, err := ri.Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return true, nil
-		}
-		if Transient(err) {
-			return false, nil
-		}
-		return false, err
-	})
-	if err != nil {
-		return fmt.Errorf("waiting for %s %s/%s to be deleted: %w", k.Kind, namespace, name, c.explain(err))
+	if seen == nil {
+		seen = func(*unstructured.Unstructured) {}
 	}
-	return nil
+	failed := func(err error) error {
+		if ctx.Err() != nil { // the caller's deadline, not the hub's fault
+			err = ctx.Err()
+		} else {
+			err = c.explain(err)
+		}
+		return fmt.Errorf("waiting for %s %s/%s to be deleted: %w", k.Kind, namespace, name, err)
+	}
+	// Each round reads the object, then watches it from that version until it goes, the watch
+	// ends (deleteWatchTimeout, or the hub went away) or ctx does.
+	for {
+		obj, err := ri.Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil
+		case err != nil && Transient(err) && ctx.Err() == nil:
+			if err := sleepCtx(ctx, 250*time.Millisecond); err != nil {
+				return failed(err)
+			}
+			continue
+		case err != nil:
+			return failed(err)
+		}
+		seen(obj)
+		timeout := int64(deleteWatchTimeout / time.Second)
+		w, err := ri.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name, ResourceVersion: obj.GetResourceVersion(), TimeoutSeconds: &timeout})
+		if err != nil {
+			if err := sleepCtx(ctx, 250*time.Millisecond); err != nil {
+				return failed(err)
+			}
+			continue
+		}
+		gone := false
+		for ev := range w.ResultChan() {
+			if ev.Type == watch.Deleted {
+				gone = true
+				break
+			}
+			if u, ok := ev.Object.(*unstructured.Unstructured); ok && (ev.Type == watch.Added || ev.Type == watch.Modified) {
+				seen(u)
+			}
+			if ev.Type == watch.Error {
+				break // e.g. the version is too old: read again
+			}
+		}
+		w.Stop()
+		if gone {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return failed(ctx.Err())
+		}
+	}
+}
+
+// deleteWatchTimeout bounds one watch of an object being deleted, so that a connection the hub
+// dropped without a word is noticed.
+const deleteWatchTimeout = 30 * time.Second
+
+// sleepCtx sleeps d, or until ctx ends (its error).
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Annotate sets annotations on an object with a JSON merge patch of them only (no field
+// manager's apply: the provider's applied configuration keeps its fields). A not-found object is
+// left alone.
+func (c *Client) Annotate(ctx context.Context, k Kind, namespace, name string, annotations map[string]string) error {
+	defer c.live.invalidate(k.GroupVersionResource)
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
+	if err != nil {
+		return err
+	}
+	err = retryTransient(ctx, c.retryFor, func() error {
+		_, err := c.dyn.Resource(k.GroupVersionResource).Namespace(namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: c.fieldManager})
+		return err
+	})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return c.explain(err)
 }
 
 // List reads the live list of a kind in a namespace that matches a label selector ("" for all).

@@ -37,3 +37,10 @@ const (
 	// GatewayTraefik is the GatewayLabel value of Traefik dynamic-configuration fragments.
 	GatewayTraefik = "traefik"
 )
+
+// OrphanOnDeleteAnnotation, "true" on a FleetApp or a StorageSiteDeployment, lets it go at its
+// deletion without waiting for its cluster to confirm that its ManifestWork is gone: the work is
+// deleted on the hub, the object goes at once, Deleted=False/Orphaned and a Warning Event name
+// what may be left on the cluster. The provider sets it just before it deletes a resource whose
+// force_destroy is true.
+const OrphanOnDeleteAnnotation = "fleet.umkim.io/orphan-on-delete"

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
@@ -175,9 +176,10 @@ func PlannedModels[M any](e *Env, k hub.Kind, workspace string) map[string]*M {
 }
 
 // checkNew checks an object this plan creates: no other resource of the configuration may create
-// it too, and the hub must not have it already. It returns false when the hub did not answer, and
-// says so: the other checks are then skipped.
-func (r *Resource[M, P]) checkNew(ctx context.Context, l hub.Lister, ws, name string, plan *M, diags *diag.Diagnostics) bool {
+// it too, and the hub must not have it already, unless it is what an earlier create of this
+// resource left (adoptable), which apply takes over. It returns false when the hub did not
+// answer, and says so: the other checks are then skipped.
+func (r *Resource[M, P]) checkNew(ctx context.Context, l hub.Lister, ws, name string, plan *M, adoptable func(*unstructured.Unstructured) bool, diags *diag.Diagnostics) bool {
 	id := ws + "/" + name
 	if !r.env.claims.claim(r.kind.Object.Kind, ws, name, plan) {
 		diags.AddAttributeError(path.Root("name"), "Duplicate "+r.kind.Object.Kind,
@@ -202,6 +204,10 @@ func (r *Resource[M, P]) checkNew(ctx context.Context, l hub.Lister, ws, name st
 					"Give this one another name (or workspace), or move the object between the configurations (terraform state rm there, then import it here). Nothing was written to the hub.",
 					r.kind.Object.Kind, id, owner))
 		} else if hub.ManagedByTerraform(&items[i], r.env.Client.FieldManager()) {
+			if adoptable(&items[i]) {
+				tflog.Info(ctx, "the hub object an earlier create left is taken over at apply", map[string]any{"kind": r.kind.Object.Kind, "namespace": ws, "name": name})
+				break
+			}
 			diags.AddAttributeWarning(path.Root("name"), r.kind.Object.Kind+" already on the hub",
 				fmt.Sprintf("%s %s is on the hub and managed by Terraform: by another configuration, by a resource of this one that this plan destroys, "+
 					"or left by an earlier apply of this resource that lost the hub's answer. If this plan destroys it first, apply creates it anew; "+

@@ -105,6 +105,13 @@ type Kind[M any] struct {
 	// read; nil keeps applied). On error the object is stored all the same, since it is on the hub:
 	// Terraform then marks a created resource tainted.
 	Await func(ctx context.Context, c *hub.Client, applied *unstructured.Unstructured, plan *M) (*unstructured.Unstructured, diag.Diagnostics)
+
+	// ForceDestroy, when set, says whether destroying the resource (its state) must not wait for
+	// the object's cluster (its force_destroy attribute): the engine then sets
+	// hub.OrphanOnDeleteAnnotation on the object just before it deletes it, and the controller
+	// lets it go at once. A deletion that went without its cluster (Deleted=False/Orphaned) ends
+	// in a warning with the controller's message of what may be left on the cluster.
+	ForceDestroy func(state *M) bool
 }
 
 // ExpandRequest is what Expand builds an object from.
@@ -287,7 +294,26 @@ func (r *Resource[M, P]) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 	defer cancel()
 	l := r.env.Client.AtStart()
 	r.preload(ctx, ws)
-	if isNew && (!r.checkWorkspace(ctx, l, ws, name, &resp.Diagnostics) || !r.checkNew(ctx, l, ws, name, plan, &resp.Diagnostics)) {
+	// What an earlier create of this resource left, with its answer lost, is taken over at apply
+	// (hub.Client.Adoptable): the plan can tell when the configuration is known whole (what the
+	// hub computes, unknown in the plan, is no part of what a create writes).
+	adoptable := func(*unstructured.Unstructured) bool { return false }
+	if plan != nil && req.Config.Raw.IsFullyKnown() {
+		adoptable = func(found *unstructured.Unstructured) bool {
+			var cfg M
+			if req.Config.Get(ctx, &cfg).HasError() {
+				return false
+			}
+			obj, d := r.desired(ctx, ExpandRequest[M]{Plan: plan, Config: &cfg})
+			if d.HasError() {
+				return false
+			}
+			err := r.env.Client.Adoptable(ctx, r.kind.Object, found, obj)
+			tflog.Debug(ctx, "is the hub object an earlier create left?", map[string]any{"kind": r.kind.Object.Kind, "name": name, "not adoptable": fmt.Sprint(err)})
+			return err == nil
+		}
+	}
+	if isNew && (!r.checkWorkspace(ctx, l, ws, name, &resp.Diagnostics) || !r.checkNew(ctx, l, ws, name, plan, adoptable, &resp.Diagnostics)) {
 		return
 	}
 	if r.kind.CheckPlan != nil && !resp.Diagnostics.HasError() {
@@ -381,27 +407,10 @@ func (r *Resource[M, P]) apply(ctx context.Context, plan, prior *M, config model
 	case prior == nil:
 		found, current = current, nil // nothing of it may go into what this create writes
 	}
-	obj, d := r.kind.Expand(ctx, ExpandRequest[M]{Plan: plan, Config: &cfg, Prior: prior, Current: current})
+	obj, d := r.desired(ctx, ExpandRequest[M]{Plan: plan, Config: &cfg, Prior: prior, Current: current})
 	if diags.Append(d...); d.HasError() {
 		return
 	}
-	obj.SetNamespace(ns)
-	obj.SetName(name)
-	labels := obj.GetLabels()
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	labels[hub.ManagedByLabel] = r.env.Client.FieldManager()
-	if r.env.Owner != "" {
-		labels[hub.ConfigurationOwnerLabel] = hub.ConfigurationOwnerLabelValue(r.env.Owner)
-		annotations := obj.GetAnnotations()
-		if annotations == nil {
-			annotations = map[string]string{}
-		}
-		annotations[hub.ConfigurationOwnerAnnotation] = r.env.Owner
-		obj.SetAnnotations(annotations)
-	}
-	obj.SetLabels(labels)
 	if found != nil {
 		// An earlier create of this resource may have been committed with its answer lost:
 		// that object is taken over, anything else is someone else's.
@@ -431,6 +440,34 @@ func (r *Resource[M, P]) apply(ctx context.Context, plan, prior *M, config model
 		setIdentity(ctx, identity, P(plan).meta(), diags)
 	}
 	diags.Append(waited...)
+}
+
+// desired is the object that applying req writes: Expand's, with its namespace, name, the
+// provider's managed-by label and the owner setting's label and annotation.
+func (r *Resource[M, P]) desired(ctx context.Context, req ExpandRequest[M]) (*unstructured.Unstructured, diag.Diagnostics) {
+	obj, d := r.kind.Expand(ctx, req)
+	if d.HasError() {
+		return nil, d
+	}
+	ns, name := r.key(req.Plan)
+	obj.SetNamespace(ns)
+	obj.SetName(name)
+	labels := obj.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[hub.ManagedByLabel] = r.env.Client.FieldManager()
+	if r.env.Owner != "" {
+		labels[hub.ConfigurationOwnerLabel] = hub.ConfigurationOwnerLabelValue(r.env.Owner)
+		annotations := obj.GetAnnotations()
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[hub.ConfigurationOwnerAnnotation] = r.env.Owner
+		obj.SetAnnotations(annotations)
+	}
+	obj.SetLabels(labels)
+	return obj, d
 }
 
 func (r *Resource[M, P]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -476,9 +513,67 @@ func (r *Resource[M, P]) Delete(ctx context.Context, req resource.DeleteRequest,
 	}
 	ns, name := r.key(&state)
 	r.preload(ctx, ns)
-	if err := r.env.Client.Delete(ctx, r.kind.Object, ns, name); err != nil {
-		r.hubError(&resp.Diagnostics, "delete", ns, name, err)
+	if r.kind.ForceDestroy != nil && r.kind.ForceDestroy(&state) {
+		if err := r.env.Client.Annotate(ctx, r.kind.Object, ns, name, map[string]string{hub.OrphanOnDeleteAnnotation: "true"}); err != nil {
+			r.hubError(&resp.Diagnostics, "mark for force_destroy", ns, name, err)
+			return
+		}
 	}
+	var last *unstructured.Unstructured
+	err := r.env.Client.Delete(ctx, r.kind.Object, ns, name, func(o *unstructured.Unstructured) { last = o })
+	if err != nil && ctx.Err() != nil && last != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("%s %s/%s is not deleted yet", r.kind.Object.Kind, ns, name), r.stillThere(last))
+		return
+	}
+	if err != nil {
+		r.hubError(&resp.Diagnostics, "delete", ns, name, err)
+		return
+	}
+	if c := orphaned(last); c != "" {
+		resp.Diagnostics.AddWarning(fmt.Sprintf("%s %s/%s went without its cluster's confirmation", r.kind.Object.Kind, ns, name), c)
+	}
+}
+
+// stillThere says what the deletion of obj, still on the hub when the delete timeout ran out,
+// waits for, and what to do.
+func (r *Resource[M, P]) stillThere(obj *unstructured.Unstructured) string {
+	msg := fmt.Sprintf("The delete timeout ran out with the object still on the hub, waiting for its finalizers %s", strings.Join(obj.GetFinalizers(), ", "))
+	if reason, text := condition(obj, "Ready"); text != "" {
+		msg += fmt.Sprintf(" (its last Ready condition: %s, %s)", reason, text)
+	}
+	msg += ". Run destroy again to go on waiting"
+	if r.kind.ForceDestroy != nil {
+		msg += "; fleet-controller lets it go without its cluster at once when the cluster's ManagedCluster or namespace is gone, and after its --orphan-after bound " +
+			"(default 2m) when the cluster is not available. To stop waiting for the cluster now, set force_destroy = true on the resource, apply, and destroy again: " +
+			"what the cluster holds may then be left there"
+	}
+	return msg + "."
+}
+
+// orphaned is the message of obj's Deleted=False/Orphaned condition, "" without one: the
+// controller let it go without its cluster confirming that its work is gone.
+func orphaned(obj *unstructured.Unstructured) string {
+	if reason, text := condition(obj, "Deleted"); reason == "Orphaned" {
+		return text
+	}
+	return ""
+}
+
+// condition is the reason and message of obj's status condition of type typ, "" when it has none.
+func condition(obj *unstructured.Unstructured, typ string) (reason, message string) {
+	if obj == nil {
+		return "", ""
+	}
+	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == typ {
+			reason, _ := m["reason"].(string)
+			message, _ := m["message"].(string)
+			return reason, message
+		}
+	}
+	return "", ""
 }
 
 func (r *Resource[M, P]) preload(ctx context.Context, ws string) {

@@ -46,6 +46,12 @@ type accFleet struct {
 // test's options, each changed by opts; all of it stops when the test ends.
 func startAccFleet(t *testing.T, reconcilers []string, opts ...func(*agent.Options)) *accFleet {
 	t.Helper()
+	return startAccFleetWith(t, controller.Options{}, reconcilers, opts...)
+}
+
+// startAccFleetWith is startAccFleet with the hub reconcilers' options co.
+func startAccFleetWith(t *testing.T, co controller.Options, reconcilers []string, opts ...func(*agent.Options)) *accFleet {
+	t.Helper()
 	begin := time.Now()
 	ws := testWorkspace(t, testHub(t))
 	fl := &accFleet{ws: ws, fixtures: newHubFixtures(t, ws), hub: accHubClient(t)}
@@ -62,7 +68,7 @@ func startAccFleet(t *testing.T, reconcilers []string, opts ...func(*agent.Optio
 	fl.fixtures.Route("edge", map[string]any{"priority": 10, "clusterNames": []any{fl.cluster}, "registries": []any{"source"}})
 	newSiteHub(t, ws).create("FleetClusterJoin", "edge", false, map[string]any{"cluster": fl.cluster, "site": "lab"})
 	fl.spoke = joinAccFleet(t, fl.hub, fl.cluster)
-	fl.logs = runHubReconcilers(t, []string{ws, fl.cluster}, reconcilers...)
+	fl.logs = runHubReconcilersWith(t, []string{ws, fl.cluster}, co, reconcilers...)
 	o := agent.Options{
 		Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, CacheDir: t.TempDir(),
 		AttemptTimeout: 10 * time.Second, RetryFailed: 2 * time.Second, Backoff: puller.Backoff{Initial: 300 * time.Millisecond, Max: time.Second},
@@ -113,6 +119,12 @@ func joinAccFleet(t *testing.T, hc client.Client, cluster string) *testbed.Clust
 // fails.
 func runHubReconcilers(t *testing.T, namespaces []string, names ...string) *syncBuffer {
 	t.Helper()
+	return runHubReconcilersWith(t, namespaces, controller.Options{}, names...)
+}
+
+// runHubReconcilersWith is runHubReconcilers with the reconcilers' options co.
+func runHubReconcilersWith(t *testing.T, namespaces []string, co controller.Options, names ...string) *syncBuffer {
+	t.Helper()
 	logs := &syncBuffer{}
 	opts := controller.CacheOptions()
 	opts.DefaultNamespaces = map[string]cache.Config{}
@@ -128,7 +140,7 @@ func runHubReconcilers(t *testing.T, namespaces []string, names ...string) *sync
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := controller.Setup(mgr, names, controller.Options{}); err != nil {
+	if err := controller.Setup(mgr, names, co); err != nil {
 		t.Fatal(err)
 	}
 	testkit.Run(t, mgr)

@@ -63,6 +63,7 @@ type appModel struct {
 	RepairDrift  types.Bool   `tfsdk:"repair_drift"`
 	Repairs      types.Int64  `tfsdk:"repairs"`
 	WaitFor      types.String `tfsdk:"wait_for"`
+	ForceDestroy types.Bool   `tfsdk:"force_destroy"`
 	Phase        types.String `tfsdk:"phase"`
 	Revision     types.Int64  `tfsdk:"revision"`
 	Digest       types.String `tfsdk:"digest"`
@@ -103,9 +104,11 @@ var appKind = hubresource.Kind[appModel]{
 	Description: "Installs a `fleet_chart` as a Helm release on one named cluster: a `FleetApp` (`fleet.umkim.io/v1alpha1`) in the " +
 		"workspace. `fleet-controller hub` delivers the release request to `cluster` in a ManifestWork; the cluster's agent pulls the " +
 		"chart through its routed registry chain and installs it with Helm, and the hub reports `phase`, `revision`, the `digest` and " +
-		"`registry` it was pulled from. Destroying the app uninstalls the release; when the cluster cannot confirm it (its ManagedCluster " +
-		"or namespace gone, or the cluster unavailable for `--app-orphan-after`), the app goes anyway with a Warning Event `Orphaned` " +
-		"naming what may be left on the cluster (the controller guide's orphan policy).\n\n" +
+		"`registry` it was pulled from.\n\n" +
+		"**Destroying** the app uninstalls the release: destroy waits, up to the `delete` timeout (default 5 minutes), until the cluster confirms it. " +
+		"When the cluster cannot (its ManagedCluster or namespace gone, or the cluster not available for `fleet-controller hub --orphan-after`, default 2m), " +
+		"the app goes anyway and destroy warns with what may be left on the cluster (the release), as the Warning Event `Orphaned` does " +
+		"(the controller guide's orphan policy). A destroy that times out says what it waits for; `force_destroy = true` stops the wait.\n\n" +
 		"`values` is a JSON or YAML document (`jsonencode({...})` or `yamlencode({...})`); documents that mean the same values show no " +
 		"diff. Values that must not be written in the configuration, such as passwords, stay in a Secret of the workspace that " +
 		"`values_secret` names: they are merged over `values` on the cluster and never read by the provider.\n\n" +
@@ -169,6 +172,7 @@ var appKind = hubresource.Kind[appModel]{
 				"A new chart version alone applies no `fleet_app`: set `wait_for` on the `fleet_chart` to wait for it. Unset, apply returns as soon as the hub has the app. " +
 				"Waiting needs `fleet-controller hub` (its apps reconciler) and the cluster's agent.",
 			Validators: []validator.String{stringvalidator.OneOf(waitForDeployed)}},
+		"force_destroy": forceDestroyAttribute("the Helm release and what it installed"),
 		"phase": schema.StringAttribute{Computed: true, PlanModifiers: keepStatus,
 			MarkdownDescription: "Where the release stands: `Pending`, `Pulling`, `WaitingForArtifact`, `Installing`, `Deployed`, `Failed` or `OwnedElsewhere` (a release of that name and namespace that the agent did not install for this app is on the cluster: see `adopt`); null until reported."},
 		"revision": schema.Int64Attribute{Computed: true, PlanModifiers: []planmodifier.Int64{keepStatusOnSameSpec{}}, MarkdownDescription: "The Helm release's revision: 1 after the install, one more per upgrade; null until reported."},
@@ -190,12 +194,13 @@ var appKind = hubresource.Kind[appModel]{
 					}}},
 			}},
 	},
-	Owned:     []string{"spec"},
-	Validate:  validateApp,
-	Expand:    expandApp,
-	Flatten:   flattenApp,
-	CheckPlan: checkAppPlan,
-	Await:     awaitApp,
+	Owned:        []string{"spec"},
+	Validate:     validateApp,
+	Expand:       expandApp,
+	Flatten:      flattenApp,
+	CheckPlan:    checkAppPlan,
+	Await:        awaitApp,
+	ForceDestroy: func(m *appModel) bool { return m.ForceDestroy.ValueBool() },
 }
 
 // helmReleaseNameMax is the longest release name Helm installs.
@@ -567,4 +572,16 @@ func sameSpec(ctx context.Context, a, s *appModel) bool {
 	return sameValues && (a.Workspace.IsNull() || a.Workspace.Equal(s.Workspace)) && a.Name.Equal(s.Name) && a.Chart.Equal(s.Chart) &&
 		a.Cluster.Equal(s.Cluster) && a.ReleaseName.Equal(s.ReleaseName) && a.Namespace.Equal(s.Namespace) && a.ValuesSecret.Equal(s.ValuesSecret) &&
 		(a.Adopt.IsNull() && !s.Adopt.ValueBool() || a.Adopt.Equal(s.Adopt))
+}
+
+// forceDestroyAttribute is the force_destroy of a resource whose object's deletion waits for its
+// cluster (hubresource.Kind.ForceDestroy); left is what may then be left on the cluster.
+func forceDestroyAttribute(left string) schema.BoolAttribute {
+	return schema.BoolAttribute{Optional: true,
+		MarkdownDescription: "Destroy without waiting for the cluster: just before deleting the object the provider sets the annotation `" + hub.OrphanOnDeleteAnnotation +
+			"`, and `fleet-controller hub` deletes its ManifestWork on the hub and lets it go at once, without the cluster's confirmation. " +
+			"Use it for a cluster that is offline or gone for good: " + left + " may be left on the cluster (destroy warns, naming them), to be removed there " +
+			"if the cluster comes back. Like every setting, it takes effect from state: set it and apply before the destroy that needs it. Unset or `false`, " +
+			"destroy waits for the cluster, up to the `delete` timeout, except when the controller's orphan policy lets the object go (see the controller guide). " +
+			"Stored in state only; nothing on the hub changes until destroy."}
 }

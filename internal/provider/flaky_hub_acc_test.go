@@ -107,6 +107,33 @@ func TestAccAdoptLostCreate(t *testing.T) {
 	})
 }
 
+// TestAccAdoptLostCreatePlan: the plan of a create that the hub already holds as an earlier
+// create of this resource left it (the object TestAccAdoptLostCreate adopts) shows no "already
+// on the hub" warning, since apply takes it over; one whose spec differs keeps the warning, which
+// says apply fails unless this plan destroys it first. The CLI shows the diagnostics.
+func TestAccAdoptLostCreatePlan(t *testing.T) {
+	w := newCLIWorkdir(t)
+	ws := testWorkspace(t, testHub(t))
+	ours, err := hub.NewClient(testRESTConfig(t), DefaultFieldManager)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, version := range map[string]string{"left": "0.1.0", "changed": "0.2.0"} {
+		if _, err := ours.Apply(t.Context(), fleetChartKind, chartObject(ws, name, version)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const taken = "FleetChart already on the hub"
+	d, failed := w.plan(chartConfig(ws, "left", "0.1.0"))
+	expectWarnings(t, "left by a lost create", d, failed, []string{taken}, nil)
+	d, failed = w.plan(chartConfig(ws, "changed", "0.1.0"))
+	expectWarnings(t, "another spec", d, failed, []string{taken}, map[string][]string{taken: {"FleetChart " + ws + "/changed is on the hub and managed by Terraform"}})
+	// The plan is what apply does: left is taken over, with no warning.
+	if got := only(w.apply(chartConfig(ws, "left", "0.1.0")), taken); len(got) != 0 {
+		t.Errorf("apply: %v, want no %q", got, taken)
+	}
+}
+
 // TestAccHubRestartDuringApply kills the hub's kube-apiserver and etcd (SIGKILL: answers in
 // flight are lost, their writes may be committed) while tofu or terraform applies 30 FleetCharts,
 // and starts them again with their data. With a request_timeout longer than the outage the apply

@@ -272,7 +272,8 @@ resource "fleet_site" "t" {
   values        = yamlencode({ replicaCount = 2, image = { tag = "1.2" } })
   values_secret = { name = "web-secrets", key = "values.yaml" }
   adopt         = true
-  wait_for      = "deployed"`,
+  wait_for      = "deployed"
+  force_destroy = true`,
 		want: [2]string{
 			`{"chart":"c{{n}}","cluster":"{{cluster}}","namespace":"web","values":{"replicaCount":1}}`,
 			`{"chart":"d{{n}}","cluster":"{{cluster}}","namespace":"web","values":{"replicaCount":2,"image":{"tag":"1.2"}},
@@ -280,7 +281,7 @@ resource "fleet_site" "t" {
 		},
 		drift:   `{"spec":{"values":{"replicaCount":5},"adopt":null}}`,
 		drifted: map[string]string{"adopt": "false"},
-		unread:  []string{"wait_for"},
+		unread:  []string{"wait_for", "force_destroy"},
 		spelled: []string{"values"},
 		controller: func(t *testing.T, f *hubFixtures) {
 			for _, name := range []string{"m", "m2"} {
@@ -342,8 +343,9 @@ resource "fleet_app" "b" {
     enable_journal_device = true
     stripe                = { data_chunks = 2, parity_chunks = 1 }
   }
-  approved = true
-  wait_for = "drafted"`,
+  approved      = true
+  wait_for      = "drafted"
+  force_destroy = true`,
 		want: [2]string{
 			`{"cluster":"{{cluster}}","siteNamespace":"simplyblock","draftName":"site-draft","approved":false,"discover":{"workers":["w1"]}}`,
 			`{"cluster":"{{cluster}}","siteNamespace":"sb-system","draftName":"site-draft","approved":true,
@@ -353,7 +355,7 @@ resource "fleet_app" "b" {
 		},
 		drift:   `{"spec":{"sizing":{"vcpuCount":16},"discover":{"workers":["w1","w2","w3"]}}}`,
 		drifted: map[string]string{"sizing.vcpu_count": "16", "discover.workers.#": "3"},
-		unread:  []string{"wait_for"},
+		unread:  []string{"wait_for", "force_destroy"},
 		controller: func(t *testing.T, f *hubFixtures) {
 			for _, name := range []string{"m", "m2"} {
 				answerEveryGeneration(t, f, storageSiteDeploymentKind, name, map[string]any{"phase": "Drafted", "message": "The draft names 2 nodes: review it."})

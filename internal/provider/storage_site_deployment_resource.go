@@ -60,7 +60,8 @@ type ssdFields struct {
 type storageSiteDeploymentModel struct {
 	hubresource.Meta
 	ssdFields
-	WaitFor types.String `tfsdk:"wait_for"`
+	WaitFor      types.String `tfsdk:"wait_for"`
+	ForceDestroy types.Bool   `tfsdk:"force_destroy"`
 }
 
 // Object values, built with types.ObjectValueFrom: a nil pointer or slice is null.
@@ -287,16 +288,24 @@ var newStorageSiteDeploymentResource = hubresource.New[storageSiteDeploymentMode
 		"`cluster` or `draft_name` replaces the deployment, with a warning that the storage already deployed stays on the site; a `cluster` " +
 		"that is not a ManagedCluster on the hub, or is in no ManagedClusterSet bound to the workspace (the hub then delivers nothing, `NotBound`), " +
 		"and approving while the hub does not report the deployment `Drafted`, are warnings.\n\n" +
-		"**Destroying** the resource deletes the request only: the site's draft and storage cluster stay on the site (orphaned), never torn down from the hub.",
-	Attributes: ssdResourceAttributes(),
-	Owned:      []string{"spec"},
-	Validate:   validateStorageSiteDeployment,
-	Expand:     expandStorageSiteDeployment,
+		"**Destroying** the resource deletes the request only: the site's draft and storage cluster stay on the site (orphaned), never torn down from the hub. " +
+		"Destroy waits, up to the `delete` timeout, until the site's work agent confirms that the request's ManifestWork is gone; when the site cannot " +
+		"(its ManagedCluster or namespace gone, or the cluster not available for `fleet-controller hub --orphan-after`, default 2m), the deployment goes anyway " +
+		"and destroy warns with what is left on the site. `force_destroy = true` stops the wait.",
+	Attributes: func() map[string]schema.Attribute {
+		a := ssdResourceAttributes()
+		a["force_destroy"] = forceDestroyAttribute("the request's objects, its draft and its storage cluster (left on the site by every destroy) and the work agent's hold on them")
+		return a
+	}(),
+	Owned:    []string{"spec"},
+	Validate: validateStorageSiteDeployment,
+	Expand:   expandStorageSiteDeployment,
 	Flatten: func(ctx context.Context, obj *unstructured.Unstructured, m *storageSiteDeploymentModel) diag.Diagnostics {
 		return flattenStorageSiteDeployment(ctx, obj, &m.ssdFields)
 	},
-	CheckPlan: checkStorageSiteDeploymentPlan,
-	Await:     awaitStorageSiteDeployment,
+	CheckPlan:    checkStorageSiteDeploymentPlan,
+	Await:        awaitStorageSiteDeployment,
+	ForceDestroy: func(m *storageSiteDeploymentModel) bool { return m.ForceDestroy.ValueBool() },
 })
 
 // validateStorageSiteDeployment checks what the configuration alone decides: the hub's own rules

@@ -32,4 +32,8 @@ resource "fleet_app" "pos_0201" {
   release_name = "pos"
   namespace    = "pos"
   values       = jsonencode({ store = "0201" })
+
+  # Store clusters are decommissioned without notice: destroy does not wait for the cluster to
+  # confirm the uninstall, and warns that the release may be left on it.
+  force_destroy = true
 }
