@@ -7,9 +7,10 @@
 // replication wait has passed since its first NotFound. Content is addressed by digest and
 // verified before it is committed to the destination, which is what makes failover safe.
 //
-// Every attempt is bounded: the dial, the wait for each response's headers and the whole attempt
-// have timeouts (see Options), so a registry that never answers costs one attempt and fails as
-// Unreachable. Only the caller's own context ending aborts a pull.
+// Every attempt is bounded: the dial, the wait for each response's headers, each pause in the
+// bytes a registry sends and the whole attempt have timeouts (see Options), so a registry that
+// never answers, or stalls mid-download, costs one attempt and fails as Unreachable. Only the
+// caller's own context ending aborts a pull.
 //
 // Step makes one attempt and never sleeps, for reconcilers; Pull loops over Step.
 package puller
@@ -52,6 +53,7 @@ const (
 	DefaultDialTimeout           = 10 * time.Second
 	DefaultResponseHeaderTimeout = time.Minute
 	DefaultAttemptTimeout        = 10 * time.Minute
+	DefaultIdleTimeout           = 30 * time.Second
 )
 
 // Options tune a Puller; the zero value of each field is a sensible default.
@@ -80,8 +82,14 @@ type Options struct {
 	// registry that stalls mid-download fails as Unreachable too; default DefaultAttemptTimeout
 	// (10m). Raise it for artifacts that take longer than that to download.
 	//
-	// For the three timeouts, a negative value means no limit.
+	// For these timeouts, a negative value means no limit.
 	AttemptTimeout time.Duration
+	// IdleTimeout bounds each pause in what a registry sends: once a request is sent, or a read
+	// returned bytes, the next bytes must come within it, or that registry failed as Unreachable
+	// ("stalled"). It catches a registry that accepts connections and says nothing, and one
+	// that freezes mid-blob, in seconds rather than at the end of the attempt timeout; default
+	// DefaultIdleTimeout (30s).
+	IdleTimeout time.Duration
 
 	// UserAgent is sent with every request; default "fleet-controller". Give the version, as in
 	// "fleet-controller/1.2.3".
@@ -131,6 +139,7 @@ func New(chain []Registry, dest string, opts Options) (*Puller, error) {
 	opts.DialTimeout = timeout(opts.DialTimeout, DefaultDialTimeout)
 	opts.ResponseHeaderTimeout = timeout(opts.ResponseHeaderTimeout, DefaultResponseHeaderTimeout)
 	opts.AttemptTimeout = timeout(opts.AttemptTimeout, DefaultAttemptTimeout)
+	opts.IdleTimeout = timeout(opts.IdleTimeout, DefaultIdleTimeout)
 	if opts.UserAgent == "" {
 		opts.UserAgent = "fleet-controller"
 	}
@@ -185,7 +194,7 @@ func newTarget(r Registry, opts Options) (target, error) {
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.TLSClientConfig = tlsConfig
-	transport.DialContext = (&net.Dialer{Timeout: opts.DialTimeout, KeepAlive: 30 * time.Second}).DialContext
+	transport.DialContext = idleDialer(&net.Dialer{Timeout: opts.DialTimeout, KeepAlive: 30 * time.Second}, opts.IdleTimeout)
 	transport.ResponseHeaderTimeout = opts.ResponseHeaderTimeout
 	transport.MaxIdleConnsPerHost = 16
 	var roundTripper http.RoundTripper = transport

@@ -19,10 +19,12 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/errdef"
@@ -761,5 +763,88 @@ func TestNewRejectsBadChains(t *testing.T) {
 		if _, err := New(tt.chain, t.TempDir(), Options{}); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("New(%v) error = %v, want one containing %q", tt.chain, err, tt.want)
 		}
+	}
+}
+
+// TestPullFailsOverFromFrozenRegistry: a registry that freezes (SIGSTOP: the kernel still accepts
+// connections, nothing is sent) fails as Unreachable, "stalled", within the idle timeout, far
+// ahead of the attempt timeout, and the pull fails over to the next registry; both mid-blob and
+// before it sends a byte.
+func TestPullFailsOverFromFrozenRegistry(t *testing.T) {
+	const idle = 2 * time.Second
+	const layer = 48 << 20
+	for _, tt := range []struct {
+		name   string
+		frozen func(t *testing.T, r *testbed.Registry) Registry
+	}{
+		{
+			name: "frozen mid-blob",
+			frozen: func(t *testing.T, r *testbed.Registry) Registry {
+				// The proxy freezes the registry once 8 MiB of the 48 MiB layer went through.
+				return testbed.StartProxyT(t, r, testbed.ProxyOptions{FreezeAfter: 8 << 20}).Entry("frozen")
+			},
+		},
+		{
+			name: "frozen before the pull",
+			frozen: func(t *testing.T, r *testbed.Registry) Registry {
+				if err := r.Freeze(); err != nil {
+					t.Fatal(err)
+				}
+				return r.Entry("frozen")
+			},
+		},
+		{
+			name: "sends headers, then no body",
+			frozen: func(t *testing.T, r *testbed.Registry) Registry {
+				return testbed.StartProxyT(t, r, testbed.ProxyOptions{StallBlobs: true}).Entry("frozen")
+			},
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			first, next := testbed.StartRegistryT(t, testbed.RegistryOptions{}), testbed.StartRegistryT(t, testbed.RegistryOptions{})
+			var m ocispec.Descriptor
+			for _, r := range []*testbed.Registry{first, next} {
+				d, err := r.PushRandom(t.Context(), "apps/big", "1.0", 1, layer, 7)
+				if err != nil {
+					t.Fatal(err)
+				}
+				m = d
+			}
+			chain := []Registry{tt.frozen(t, first), next.Entry("next")}
+			var read atomic.Int64
+			pc := newPullCaseWith(t, time.Hour, func(o *Options) {
+				o.IdleTimeout = idle
+				o.Clock = nil // real time: the idle timeout is measured
+				o.OnRead = func(_ ocispec.Descriptor, n int) { read.Add(int64(n)) }
+			}, chain...)
+			// On a puller without an idle timeout the frozen attempt lasts its 10 minutes.
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			st, err := pc.p.Pull(ctx, Artifact{Repository: "apps/big", Tag: "1.0"})
+			if err != nil {
+				t.Fatalf("Pull = %v; want the artifact from next", err)
+			}
+			if want := []string{"frozen:Unreachable", "next:"}; !reflect.DeepEqual(pc.tried(), want) {
+				t.Fatalf("tried %v, want %v", pc.tried(), want)
+			}
+			a := pc.attempts[0]
+			var stall *StallError
+			if !errors.As(a.Err, &stall) || stall.Idle != idle || !strings.Contains(a.Err.Error(), "stalled") {
+				t.Errorf("the frozen attempt failed with %v; want a StallError of %s", a.Err, idle)
+			}
+			took := a.End.Sub(a.Start)
+			if took < idle || took > idle+3*time.Second {
+				t.Errorf("the frozen attempt took %s; want the idle timeout %s (plus a little)", took, idle)
+			}
+			if st.State != Pulled || st.Registry != "next" {
+				t.Errorf("status = %+v; want pulled from next", st)
+			}
+			desc, err := pc.p.Resolve(t.Context(), Artifact{Repository: "apps/big", Tag: "1.0"})
+			if err != nil || desc.Digest != m.Digest {
+				t.Errorf("destination resolves to %v, %v; want %s", desc.Digest, err, m.Digest)
+			}
+			t.Logf("%s: failed over after %s (idle timeout %s), %d MiB read in all, the whole pull %s",
+				tt.name, took.Round(time.Millisecond), idle, read.Load()>>20, pc.attempts[1].End.Sub(a.Start).Round(time.Millisecond))
+		})
 	}
 }
