@@ -848,3 +848,91 @@ func TestPullFailsOverFromFrozenRegistry(t *testing.T) {
 		})
 	}
 }
+
+// TestPullReportsProgress: an attempt reports its registry, then bytes up to the artifact's whole
+// size (manifest, config, layers); a pull of content already held counts it all as done.
+func TestPullReportsProgress(t *testing.T) {
+	reg := testbed.StartRegistryT(t, testbed.RegistryOptions{})
+	art := newArtifact(t, make([]byte, 3<<20), []byte("values"))
+	push(t, reg, "apps/web", "1.0", art)
+	want := art.Manifest.Size + ocispec.DescriptorEmptyJSON.Size
+	for _, l := range art.Layers {
+		want += l.Size
+	}
+	dest := t.TempDir()
+	for _, run := range []string{"download", "already held"} {
+		var mu sync.Mutex
+		var reports []Progress
+		p, err := New([]Registry{reg.Entry("reg")}, dest, Options{OnProgress: func(pr Progress) {
+			mu.Lock()
+			defer mu.Unlock()
+			reports = append(reports, pr)
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Pull(t.Context(), Artifact{Repository: "apps/web", Tag: "1.0"}); err != nil {
+			t.Fatal(err)
+		}
+		if len(reports) < 2 || reports[0] != (Progress{Registry: "reg"}) {
+			t.Fatalf("%s: reports %v; want the registry first, then bytes", run, reports)
+		}
+		var last Progress
+		for _, r := range reports {
+			last.Done, last.Total = max(last.Done, r.Done), max(last.Total, r.Total)
+			if r.Registry != "reg" {
+				t.Errorf("%s: report %+v: want registry reg", run, r)
+			}
+		}
+		if last != (Progress{Done: want, Total: want}) {
+			t.Errorf("%s: reached %d of %d bytes; want %d of %d", run, last.Done, last.Total, want, want)
+		}
+		t.Logf("%s: %d reports, %d of %d bytes", run, len(reports), last.Done, last.Total)
+	}
+}
+
+// TestConcurrentPullsShareTheDestination: pullers of one destination pulling at once, each
+// through its own chain, lose none of each other's tags in its index.
+func TestConcurrentPullsShareTheDestination(t *testing.T) {
+	reg := testbed.StartRegistryT(t, testbed.RegistryOptions{})
+	const n = 8
+	dest := t.TempDir()
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		push(t, reg, fmt.Sprintf("apps/a%d", i), "1.0", newArtifact(t, fmt.Appendf(nil, "artifact %d", i), make([]byte, 256<<10)))
+	}
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p, err := New([]Registry{reg.Entry(fmt.Sprintf("reg-%d", i))}, dest, Options{})
+			if err == nil {
+				_, err = p.Pull(t.Context(), Artifact{Repository: fmt.Sprintf("apps/a%d", i), Tag: "1.0"})
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	// What is on disk, read afresh, as a restarted agent would.
+	data, err := os.ReadFile(filepath.Join(dest, "index.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var index ocispec.Index
+	if err := json.Unmarshal(data, &index); err != nil {
+		t.Fatal(err)
+	}
+	tags := map[string]bool{}
+	for _, m := range index.Manifests {
+		tags[m.Annotations[ocispec.AnnotationRefName]] = true
+	}
+	for i := range n {
+		if ref := fmt.Sprintf("apps/a%d:1.0", i); !tags[ref] {
+			t.Errorf("index.json lacks %s after %d pulls at once; it holds %v", ref, n, tags)
+		}
+	}
+}
