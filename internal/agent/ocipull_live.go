@@ -3,7 +3,6 @@ package agent
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -121,12 +120,11 @@ func pullingStatus(status *v1alpha1.OCIPullStatus, pull *v1alpha1.OCIPull, chain
 	status.State, status.Reason, status.Message, status.NextRetry = v1alpha1.OCIPullPulling, "", "", nil
 	status.Registry = cmp.Or(prog.Registry, status.Registry)
 	status.PulledBytes, status.TotalBytes = prog.Done, prog.Total
+	// The bytes stay out of the message: a FleetRelease quotes it, and the hub gets it through
+	// the release's feedback, which should change when the registry does, not at every report.
 	msg := "pulling the artifact through the chain"
-	if prog.Registry != "" {
-		msg = fmt.Sprintf("pulling from %s: %s of %s", prog.Registry, mib(prog.Done), mib(prog.Total))
+	if status.Registry != "" {
+		msg = "pulling from " + status.Registry
 	}
 	setReady(status, pull.Generation, false, v1alpha1.ReasonPulling, msg)
 }
-
-// mib formats a byte count in MiB with one decimal.
-func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }

@@ -66,7 +66,7 @@ func TestFrozenRegistryDoesNotBlockOtherPulls(t *testing.T) {
 	if r := ready(t, s); r.Status != metav1.ConditionFalse || r.Reason != v1alpha1.ReasonPulling || r.ObservedGeneration != 1 {
 		t.Errorf("Ready of the stuck pull: %+v; want False, Pulling, generation 1", r)
 	}
-	t.Logf("stuck pull's status: %s", ready(t, s).Message)
+	t.Logf("stuck pull's status: %s, %.1f of %.1f MiB", ready(t, s).Message, float64(s.PulledBytes)/(1<<20), float64(s.TotalBytes)/(1<<20))
 
 	// The cluster's other pulls, created while the big one is stuck.
 	var small []*v1alpha1.OCIPull
