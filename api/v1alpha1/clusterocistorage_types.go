@@ -83,8 +83,8 @@ type ClusterPull struct {
 	Name string `json:"name"`
 	// Pull is what was asked: the artifact, by tag or digest.
 	Pull OCIPullSpec `json:"pull"`
-	// State is Pulled, WaitingForArtifact or Failed as the agent reports it for the pull asked
-	// for, or Unknown while no such report came back.
+	// State is Pulling, Pulled, WaitingForArtifact or Failed as the agent reports it for the pull
+	// asked for, or Unknown while no such report came back.
 	State string `json:"state"`
 	// Status is the agent's last report; when State is Unknown it may describe an earlier spec.
 	// +optional

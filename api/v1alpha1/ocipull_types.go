@@ -38,11 +38,14 @@ type OCIPullSpec struct {
 }
 
 // OCIPullState is the state of a pull.
-// +kubebuilder:validation:Enum=Pulled;WaitingForArtifact;Failed
+// +kubebuilder:validation:Enum=Pulling;Pulled;WaitingForArtifact;Failed
 type OCIPullState string
 
 // Pull states, as the puller's.
 const (
+	// OCIPullPulling: the agent is downloading the artifact from registry; pulledBytes and
+	// totalBytes tell how far it has got.
+	OCIPullPulling OCIPullState = "Pulling"
 	// OCIPullPulled: the artifact is in the agent's cache.
 	OCIPullPulled OCIPullState = "Pulled"
 	// OCIPullWaitingForArtifact: a registry lacks the artifact and the agent waits for
@@ -59,6 +62,8 @@ const (
 	ReasonPulled = "Pulled"
 	// ReasonWaitingForArtifact: a registry lacks the artifact; replication is behind.
 	ReasonWaitingForArtifact = "WaitingForArtifact"
+	// ReasonPulling: the agent is downloading the artifact.
+	ReasonPulling = "Pulling"
 	// ReasonPullFailed: every registry of the chain failed; status.reason is the last class.
 	ReasonPullFailed = "PullFailed"
 	// ReasonChainNotDelivered: the workspace's chain Secret is not on the cluster (yet): the
@@ -74,7 +79,9 @@ type OCIPullStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// State is Pulled, WaitingForArtifact or Failed.
+	// State is Pulling, Pulled, WaitingForArtifact or Failed. A status whose
+	// observedGeneration is not the object's generation is the previous spec's: the agent has
+	// not started on this one.
 	// +optional
 	State OCIPullState `json:"state,omitempty"`
 
@@ -95,13 +102,25 @@ type OCIPullStatus struct {
 	// +optional
 	Attempts int32 `json:"attempts,omitempty"`
 
-	// NextRetry is when the agent asks registry again while WaitingForArtifact.
+	// NextRetry is when the agent asks registry again while WaitingForArtifact, or starts the
+	// pull over after every registry failed (Failed; the wait doubles per failure, with jitter,
+	// up to the agent's --retry-failed-max).
 	// +optional
 	NextRetry *metav1.Time `json:"nextRetry,omitempty"`
 
 	// LastSuccess is when the artifact was last pulled.
 	// +optional
 	LastSuccess *metav1.Time `json:"lastSuccess,omitempty"`
+
+	// PulledBytes is how much of the artifact the current or last attempt has received, content
+	// already in the agent's cache counted; updated every few seconds while Pulling.
+	// +optional
+	PulledBytes int64 `json:"pulledBytes,omitempty"`
+
+	// TotalBytes is the size of the artifact's content (manifests, config and layers) as far as
+	// its manifests tell so far.
+	// +optional
+	TotalBytes int64 `json:"totalBytes,omitempty"`
 
 	// Message is the last attempt's error, for people; it never holds credentials.
 	// +optional
@@ -122,7 +141,7 @@ type OCIPullStatus struct {
 	// +optional
 	Route string `json:"route,omitempty"`
 
-	// Conditions: Ready is True once the artifact is pulled; False with reason
+	// Conditions: Ready is True once the artifact is pulled; False with reason Pulling,
 	// WaitingForArtifact, PullFailed, ChainNotDelivered or ChainInvalid otherwise.
 	// +optional
 	// +listType=map

@@ -34,9 +34,10 @@ func runPull(args []string, stdout, stderr io.Writer) int {
 		wait      = fs.Duration("replication-wait", 0, "how long a registry may lack the artifact before the next one is tried, e.g. 2m")
 		progress  = fs.Bool("progress", false, "draw a progress bar even when stderr is not a terminal")
 		attempt   = fs.Duration("attempt-timeout", puller.DefaultAttemptTimeout, "how long one attempt at a registry, downloads included, may take before the next registry is tried; negative for no limit")
+		idle      = fs.Duration("idle-timeout", puller.DefaultIdleTimeout, "how long a registry may send nothing before the next registry is tried; negative for no limit")
 	)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: fleet-controller pull --chain <file> --artifact <repo>@<digest>|<repo>:<tag> --dest <dir> [--replication-wait 2m] [--attempt-timeout 10m]")
+		fmt.Fprintln(stderr, "usage: fleet-controller pull --chain <file> --artifact <repo>@<digest>|<repo>:<tag> --dest <dir> [--replication-wait 2m] [--attempt-timeout 10m] [--idle-timeout 30s]")
 		fs.PrintDefaults()
 	}
 	if code := parseFlags(fs, args); code >= 0 {
@@ -60,6 +61,7 @@ func runPull(args []string, stdout, stderr io.Writer) int {
 	opts := puller.Options{
 		ReplicationWait: *wait,
 		AttemptTimeout:  *attempt,
+		IdleTimeout:     *idle,
 		UserAgent:       "fleet-controller/" + version,
 		OnAttempt: func(at puller.Attempt) {
 			if at.Class != "" {

@@ -27,8 +27,16 @@ type Options struct {
 	CacheDir string
 	// AttemptTimeout bounds one attempt at a registry, downloads included.
 	AttemptTimeout time.Duration
-	// RetryFailed is how long after every registry of a chain failed a pull starts over.
-	RetryFailed time.Duration
+	// IdleTimeout bounds each pause in what a registry sends, within an attempt.
+	IdleTimeout time.Duration
+	// RetryFailed is how long after every registry of a chain failed a pull starts over the first
+	// time; the wait doubles per failure, with jitter, up to RetryFailedMax.
+	RetryFailed, RetryFailedMax time.Duration
+	// ParallelPulls is how many pulls run at once; 0 means DefaultParallelPulls.
+	ParallelPulls int
+	// ProgressInterval is how often a running pull's status is updated; 0 means
+	// DefaultProgressInterval.
+	ProgressInterval time.Duration
 	// UserAgent is sent to registries; empty means the puller's.
 	UserAgent string
 	// Backoff spaces the attempts at a registry that lacks an artifact; zero is the puller's.
@@ -57,7 +65,11 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	o.Manager.BindFlags(fs, DefaultLeaderElectionID)
 	fs.StringVar(&o.CacheDir, "cache-dir", DefaultCacheDir, "`directory` of the OCI image layout that holds every pulled artifact, content-addressed")
 	fs.DurationVar(&o.AttemptTimeout, "attempt-timeout", puller.DefaultAttemptTimeout, "how long one attempt at a registry, downloads included, may take; negative for no limit")
-	fs.DurationVar(&o.RetryFailed, "retry-failed", DefaultRetryFailed, "how long after every registry of a chain failed a pull starts over")
+	fs.DurationVar(&o.IdleTimeout, "idle-timeout", puller.DefaultIdleTimeout, "how long a registry may send nothing, while a response or the rest of a download is awaited, before that registry counts as failed (Unreachable, stalled) and the pull moves to the next; negative for no limit")
+	fs.DurationVar(&o.RetryFailed, "retry-failed", DefaultRetryFailed, "how long after every registry of a chain failed a pull starts over the first time; the wait doubles per failure, with jitter, up to --retry-failed-max")
+	fs.DurationVar(&o.RetryFailedMax, "retry-failed-max", DefaultRetryFailedMax, "longest wait before a pull that keeps failing at every registry starts over")
+	fs.IntVar(&o.ParallelPulls, "parallel-pulls", DefaultParallelPulls, "how many artifacts are pulled at once, so that one slow artifact or registry does not hold back the others")
+	fs.DurationVar(&o.ProgressInterval, "progress-interval", DefaultProgressInterval, "how often a running pull's status is updated with its registry and bytes")
 	fs.DurationVar(&o.Backoff.Initial, "backoff-initial", puller.DefaultBackoffInitial, "first delay before asking again a registry that lacks an artifact (replication behind); doubles per attempt, with jitter")
 	fs.StringVar(&o.Namespace, "namespace", ocichain.Namespace, "the agent's `namespace`: the only one whose OCIPulls, FleetReleases and Secrets it reads (the hub's ManifestWorks put them in "+ocichain.Namespace+"), and where it creates each workspace's ServiceAccount")
 	fs.StringVar(&o.WorkspaceRole, "workspace-role", DefaultWorkspaceRole, "the `ClusterRole` bound to each workspace's ServiceAccount, which Helm acts as, in the namespaces of its releases")
@@ -92,6 +104,9 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err := os.MkdirAll(o.CacheDir, 0o755); err != nil {
 		return nil, fmt.Errorf("cache directory: %w", err)
 	}
+	if o.ParallelPulls < 0 {
+		return nil, fmt.Errorf("--parallel-pulls %d: give 1 or more", o.ParallelPulls)
+	}
 	if o.DriftInterval < 0 || o.DriftInterval > 0 && o.DriftInterval < MinDriftInterval {
 		return nil, fmt.Errorf("--drift-interval %s: give 0 (no drift checks) or at least %s", o.DriftInterval, MinDriftInterval)
 	}
@@ -101,8 +116,9 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 	r := &OCIPullReconciler{
-		Client: mgr.GetClient(), Namespace: ns, CacheDir: o.CacheDir, AttemptTimeout: o.AttemptTimeout,
-		RetryFailed: o.RetryFailed, UserAgent: o.UserAgent, Backoff: o.Backoff,
+		Client: mgr.GetClient(), Namespace: ns, CacheDir: o.CacheDir, AttemptTimeout: o.AttemptTimeout, IdleTimeout: o.IdleTimeout,
+		RetryFailed: o.RetryFailed, RetryFailedMax: o.RetryFailedMax, Parallel: o.ParallelPulls, ProgressInterval: o.ProgressInterval,
+		UserAgent: o.UserAgent, Backoff: o.Backoff,
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return nil, err

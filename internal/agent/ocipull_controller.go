@@ -43,8 +43,15 @@ import (
 
 // Defaults of the reconciler's timings.
 const (
-	// DefaultRetryFailed is how long after every registry of a chain failed a pull starts over.
+	// DefaultRetryFailed is how long after every registry of a chain failed a pull starts over
+	// the first time; the wait doubles per failure, with jitter, up to DefaultRetryFailedMax.
 	DefaultRetryFailed = time.Minute
+	// DefaultRetryFailedMax is the longest wait before a pull that keeps failing starts over.
+	DefaultRetryFailedMax = 15 * time.Minute
+	// DefaultParallelPulls is how many pulls an agent runs at once.
+	DefaultParallelPulls = 4
+	// DefaultProgressInterval is how often a running pull's status is updated with its progress.
+	DefaultProgressInterval = 5 * time.Second
 	// DefaultChainRecheck is how often a pull whose chain Secret is missing looks again; the
 	// Secret's arrival re-queues it at once anyway.
 	DefaultChainRecheck = 5 * time.Minute
@@ -62,9 +69,13 @@ const workspaceIndex = "spec.workspace"
 // content already in the layout is not downloaded again, only its manifest resolved.
 //
 // All pulls write one layout, so that a digest pulled for one OCIPull (or workspace) is not
-// fetched again for another. oras' layout store rewrites the layout's index.json from memory
-// when it tags, so the reconciler opens the layout afresh for each reconcile and runs one pull
-// at a time (it also runs with one worker).
+// fetched again for another; the puller shares one store of it among the pulls, which run up to
+// Parallel at once, so that one slow artifact or registry does not hold back the others.
+//
+// A running pull's status says Pulling, with its registry and bytes, from its first moment for
+// a new generation and then every ProgressInterval while the bytes move; a pull that failed at
+// every registry starts over after an exponential back-off with jitter (RetryFailed doubling up
+// to RetryFailedMax), so that its status and the hub's feedback change at most once per retry.
 type OCIPullReconciler struct {
 	client.Client
 	// Namespace is the agent's namespace, which holds the OCIPulls and the chain Secrets; empty
@@ -74,9 +85,17 @@ type OCIPullReconciler struct {
 	CacheDir string
 	// AttemptTimeout bounds one attempt at a registry (puller.Options.AttemptTimeout).
 	AttemptTimeout time.Duration
-	// RetryFailed is how long after every registry failed a pull starts over; 0 means
-	// DefaultRetryFailed.
-	RetryFailed time.Duration
+	// IdleTimeout bounds each pause in what a registry sends (puller.Options.IdleTimeout).
+	IdleTimeout time.Duration
+	// RetryFailed is how long after every registry failed a pull starts over the first time; 0
+	// means DefaultRetryFailed. The wait doubles per failure, with jitter, up to RetryFailedMax
+	// (0: DefaultRetryFailedMax).
+	RetryFailed, RetryFailedMax time.Duration
+	// Parallel is how many pulls run at once; 0 means DefaultParallelPulls.
+	Parallel int
+	// ProgressInterval is how often a running pull's status is updated; 0 means
+	// DefaultProgressInterval.
+	ProgressInterval time.Duration
 	// ChainRecheck is how often a pull whose chain is missing looks again; 0 means
 	// DefaultChainRecheck.
 	ChainRecheck time.Duration
@@ -85,7 +104,7 @@ type OCIPullReconciler struct {
 	// Backoff spaces the attempts at a registry that lacks the artifact; zero is the puller's.
 	Backoff puller.Backoff
 
-	mu      sync.Mutex // one pull at a time into the layout; guards cursors
+	mu      sync.Mutex // guards cursors; a pull's entry is used by its own reconcile only
 	cursors map[types.NamespacedName]*pullEntry
 }
 
@@ -95,7 +114,9 @@ type pullEntry struct {
 	generation int64
 	chain      string // sha256 of the chain document
 	cursor     puller.Cursor
-	doneAt     time.Time // when a pull that failed at every registry finished
+	failures   int       // times in a row every registry failed
+	retryAt    time.Time // when a pull that failed at every registry starts over
+	progress   puller.Progress
 }
 
 // Reconcile makes one step of the pull req names, or as many as the chain allows without waiting.
@@ -109,8 +130,7 @@ func (r *OCIPullReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		}
 		return ctrl.Result{}, err
 	}
-	status := pull.Status.DeepCopy()
-	status.ObservedGeneration = pull.Generation
+	status := generationStatus(&pull)
 
 	chain, sum, err := r.readChain(ctx, pull.Spec.Workspace)
 	if apierrors.IsNotFound(err) {
@@ -128,16 +148,14 @@ func (r *OCIPullReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, writeStatus(ctx, r.Client, &pull, &pull.Status, status)
 	}
 
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	now := time.Now()
 	e := r.entry(req.NamespacedName, &pull, sum)
 	prev := e.cursor.Status.State
 	c := e.cursor
 	switch {
 	case c.Done && c.Status.State == puller.Failed:
-		if retry := e.doneAt.Add(or(r.RetryFailed, DefaultRetryFailed)); now.Before(retry) {
-			return r.finish(ctx, &pull, status, chain, e, prev, retry.Sub(now))
+		if now.Before(e.retryAt) {
+			return r.finish(ctx, &pull, status, chain, e, prev, e.retryAt.Sub(now))
 		}
 		c = puller.Cursor{Status: puller.Status{LastSuccess: c.Status.LastSuccess}} // start over
 	case c.Done:
@@ -147,27 +165,38 @@ func (r *OCIPullReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return r.finish(ctx, &pull, status, chain, e, prev, c.Status.NextRetry.Sub(now))
 	}
 
-	p, err := r.puller(chain)
+	a := puller.Artifact{Repository: pull.Spec.Repository, Tag: pull.Spec.Tag, Digest: digest.Digest(pull.Spec.Digest)}
+	live := newLiveStatus(c)
+	p, err := r.puller(chain, live.progress)
 	if err != nil {
 		setReady(status, pull.Generation, false, v1alpha1.ReasonChainInvalid, err.Error())
 		return ctrl.Result{}, writeStatus(ctx, r.Client, &pull, &pull.Status, status)
 	}
-	a := puller.Artifact{Repository: pull.Spec.Repository, Tag: pull.Spec.Tag, Digest: digest.Digest(pull.Spec.Digest)}
+	// From here until live.stop, live owns the OCIPull object.
+	r.startLive(ctx, live, &pull, status, chain)
 	var delay time.Duration
 	// Failures that move on to the next registry cost no wait: step through them at once.
 	for range len(chain.Registries) + 1 {
 		next, d, err := p.Step(ctx, a, c)
 		if err != nil {
+			live.stop()
 			return ctrl.Result{}, err
 		}
 		c, delay = next, d
+		live.setCursor(c)
 		if c.Done || delay > 0 {
 			break
 		}
 	}
+	e.progress = live.stop()
 	e.cursor = c
-	if c.Done && c.Status.State == puller.Failed {
-		e.doneAt, delay = time.Now(), or(r.RetryFailed, DefaultRetryFailed)
+	switch {
+	case c.Done && c.Status.State == puller.Failed:
+		e.failures++
+		delay = puller.Backoff{Initial: or(r.RetryFailed, DefaultRetryFailed), Max: or(r.RetryFailedMax, DefaultRetryFailedMax), Jitter: r.Backoff.Jitter}.Delay(e.failures)
+		e.retryAt = time.Now().Add(delay)
+	case c.Done:
+		e.failures = 0
 	}
 	if !c.Done && delay == 0 {
 		delay = time.Second // not reached: each failure moves on, and the chain ends
@@ -181,6 +210,12 @@ func (r *OCIPullReconciler) finish(ctx context.Context, pull *v1alpha1.OCIPull, 
 	e *pullEntry, prev puller.State, requeue time.Duration) (ctrl.Result, error) {
 	c := e.cursor
 	pullStatus(status, pull, chain, c)
+	status.PulledBytes, status.TotalBytes = e.progress.Done, e.progress.Total
+	if c.Done && c.Status.State == puller.Failed {
+		status.NextRetry = metaTime(&e.retryAt)
+		ready := meta.FindStatusCondition(status.Conditions, v1alpha1.ReadyCondition)
+		ready.Message += "; the pull starts over at " + status.NextRetry.UTC().Format(time.RFC3339)
+	}
 	if c.Status.State != prev && c.Status.State != "" {
 		Pulls.WithLabelValues(string(c.Status.State)).Inc()
 	}
@@ -272,8 +307,8 @@ func (r *OCIPullReconciler) readChain(ctx context.Context, workspace string) (oc
 	return chain, hex.EncodeToString(sum[:]), nil
 }
 
-// puller opens the layout for a pull through chain.
-func (r *OCIPullReconciler) puller(chain ocichain.Chain) (*puller.Puller, error) {
+// puller opens the layout for a pull through chain, reporting progress to onProgress.
+func (r *OCIPullReconciler) puller(chain ocichain.Chain, onProgress func(puller.Progress)) (*puller.Puller, error) {
 	var wait time.Duration
 	if chain.ReplicationWait != "" {
 		wait, _ = time.ParseDuration(chain.ReplicationWait) // checked by readChain
@@ -282,15 +317,19 @@ func (r *OCIPullReconciler) puller(chain ocichain.Chain) (*puller.Puller, error)
 		ReplicationWait: wait,
 		Backoff:         r.Backoff,
 		AttemptTimeout:  r.AttemptTimeout,
+		IdleTimeout:     r.IdleTimeout,
 		UserAgent:       r.UserAgent,
 		OnAttempt:       observeAttempt,
 		OnRead:          func(_ ocispec.Descriptor, n int) { PulledBytes.Add(float64(n)) },
+		OnProgress:      onProgress,
 	})
 }
 
 // entry returns the pull's cursor entry, a fresh one when the pull's UID, generation or chain
 // changed; a fresh cursor keeps the last success.
 func (r *OCIPullReconciler) entry(key types.NamespacedName, pull *v1alpha1.OCIPull, chain string) *pullEntry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.cursors == nil {
 		r.cursors = map[types.NamespacedName]*pullEntry{}
 	}
@@ -336,7 +375,7 @@ func (r *OCIPullReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("ocipull").
 		For(&v1alpha1.OCIPull{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.pullsOfChain)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: cmp.Or(r.Parallel, DefaultParallelPulls)}).
 		Complete(r)
 }
 

@@ -117,9 +117,9 @@ func (d *ociPullStatusDataSource) Schema(_ context.Context, _ datasource.SchemaR
 					"chain": schema.ListAttribute{Computed: true, ElementType: types.StringType,
 						MarkdownDescription: "The registries the cluster tries, in order, as delivered to it (from its ClusterOCIStorage); empty when `route` is null."},
 					"state": schema.StringAttribute{Computed: true,
-						MarkdownDescription: "`Pulled` (the artifact is in the agent's cache), `WaitingForArtifact` (a registry of the chain lacks it and " +
+						MarkdownDescription: "`Pulling` (the agent is downloading it from `registry`), `Pulled` (the artifact is in the agent's cache), `WaitingForArtifact` (a registry of the chain lacks it and " +
 							"the agent waits for replication before it tries the next one), `Failed` (every registry of the chain failed; the agent " +
-							"starts over after its `--retry-failed` period, a minute by default) or `Unknown`: no status has come back for what is asked now — the work is not applied yet, " +
+							"starts over after a back-off from its `--retry-failed` period, a minute by default, doubling per failure up to `--retry-failed-max`; `next_retry` says when) or `Unknown`: no status has come back for what is asked now — the work is not applied yet, " +
 							"the agent has not handled the pull, or the pull changed since the cluster last reported."},
 					"reason": schema.StringAttribute{Computed: true,
 						MarkdownDescription: "Why the pull is in its state, as the agent classifies the last attempt, e.g. `NotFound` or `Unauthorized`; null when `state` is `Unknown` or the agent gave none."},
@@ -130,7 +130,7 @@ func (d *ociPullStatusDataSource) Schema(_ context.Context, _ datasource.SchemaR
 					"attempts": schema.Int64Attribute{Computed: true,
 						MarkdownDescription: "How many attempts the agent made at registries for this pull; null when `state` is `Unknown`."},
 					"next_retry": schema.StringAttribute{Computed: true,
-						MarkdownDescription: "When the agent next asks `registry` for the artifact (RFC 3339) while `state` is `WaitingForArtifact`; null in the other states."},
+						MarkdownDescription: "When the agent next asks `registry` for the artifact (RFC 3339) while `state` is `WaitingForArtifact`, or starts the pull over while it is `Failed`; null in the other states."},
 					"last_success": schema.StringAttribute{Computed: true,
 						MarkdownDescription: "When the agent last pulled the artifact successfully (RFC 3339); null when it never has or `state` is `Unknown`."},
 					"message": schema.StringAttribute{Computed: true,
@@ -153,7 +153,7 @@ func (d *ociPullStatusDataSource) Schema(_ context.Context, _ datasource.SchemaR
 					"pulled":               schema.Int64Attribute{Computed: true, MarkdownDescription: "Pulls in state `Pulled`."},
 					"waiting_for_artifact": schema.Int64Attribute{Computed: true, MarkdownDescription: "Pulls in state `WaitingForArtifact`."},
 					"failed":               schema.Int64Attribute{Computed: true, MarkdownDescription: "Pulls in state `Failed`."},
-					"unknown":              schema.Int64Attribute{Computed: true, MarkdownDescription: "Pulls in state `Unknown`."},
+					"unknown":              schema.Int64Attribute{Computed: true, MarkdownDescription: "Pulls in state `Unknown`, or `Pulling`."},
 				},
 			},
 			"clusters": schema.Int64Attribute{Computed: true, MarkdownDescription: "How many clusters `pulls` covers."},

@@ -7,9 +7,10 @@
 // replication wait has passed since its first NotFound. Content is addressed by digest and
 // verified before it is committed to the destination, which is what makes failover safe.
 //
-// Every attempt is bounded: the dial, the wait for each response's headers and the whole attempt
-// have timeouts (see Options), so a registry that never answers costs one attempt and fails as
-// Unreachable. Only the caller's own context ending aborts a pull.
+// Every attempt is bounded: the dial, the wait for each response's headers, each pause in the
+// bytes a registry sends and the whole attempt have timeouts (see Options), so a registry that
+// never answers, or stalls mid-download, costs one attempt and fails as Unreachable. Only the
+// caller's own context ending aborts a pull.
 //
 // Step makes one attempt and never sleeps, for reconcilers; Pull loops over Step.
 package puller
@@ -52,6 +53,7 @@ const (
 	DefaultDialTimeout           = 10 * time.Second
 	DefaultResponseHeaderTimeout = time.Minute
 	DefaultAttemptTimeout        = 10 * time.Minute
+	DefaultIdleTimeout           = 30 * time.Second
 )
 
 // Options tune a Puller; the zero value of each field is a sensible default.
@@ -67,8 +69,12 @@ type Options struct {
 	// OnAttempt, if set, is called after every attempt.
 	OnAttempt func(Attempt)
 	// OnRead, if set, is called with n = 0 when a blob or manifest starts downloading and with the
-	// number of bytes read as they arrive, for progress reports.
+	// number of bytes read as they arrive, for metrics.
 	OnRead func(desc ocispec.Descriptor, n int)
+	// OnProgress, if set, is called as an attempt goes: when it starts, once it has resolved the
+	// artifact, then as bytes arrive. It may be called from several goroutines at once and must be quick (keep
+	// the value, report it at your own pace).
+	OnProgress func(Progress)
 
 	// DialTimeout bounds connecting to a registry; default DefaultDialTimeout (10s).
 	DialTimeout time.Duration
@@ -80,8 +86,14 @@ type Options struct {
 	// registry that stalls mid-download fails as Unreachable too; default DefaultAttemptTimeout
 	// (10m). Raise it for artifacts that take longer than that to download.
 	//
-	// For the three timeouts, a negative value means no limit.
+	// For these timeouts, a negative value means no limit.
 	AttemptTimeout time.Duration
+	// IdleTimeout bounds each pause in what a registry sends: once a request is sent, or a read
+	// returned bytes, the next bytes must come within it, or that registry failed as Unreachable
+	// ("stalled"). It catches a registry that accepts connections and says nothing, and one
+	// that freezes mid-blob, in seconds rather than at the end of the attempt timeout; default
+	// DefaultIdleTimeout (30s).
+	IdleTimeout time.Duration
 
 	// UserAgent is sent with every request; default "fleet-controller". Give the version, as in
 	// "fleet-controller/1.2.3".
@@ -131,6 +143,7 @@ func New(chain []Registry, dest string, opts Options) (*Puller, error) {
 	opts.DialTimeout = timeout(opts.DialTimeout, DefaultDialTimeout)
 	opts.ResponseHeaderTimeout = timeout(opts.ResponseHeaderTimeout, DefaultResponseHeaderTimeout)
 	opts.AttemptTimeout = timeout(opts.AttemptTimeout, DefaultAttemptTimeout)
+	opts.IdleTimeout = timeout(opts.IdleTimeout, DefaultIdleTimeout)
 	if opts.UserAgent == "" {
 		opts.UserAgent = "fleet-controller"
 	}
@@ -158,12 +171,40 @@ func New(chain []Registry, dest string, opts Options) (*Puller, error) {
 		t.source = r.Role == RoleSource || !roles && i == len(chain)-1
 		p.chain = append(p.chain, t)
 	}
-	store, err := oci.New(dest)
+	store, err := sharedLayout(dest)
+	if err != nil {
+		return nil, err
+	}
+	p.store = store
+	return p, nil
+}
+
+// layouts are the destinations the process has open, by absolute path: Pullers of one
+// destination share its store, so that pulls running at once never lose each other's entries
+// of the index, which the store rewrites from memory.
+var layouts = struct {
+	sync.Mutex
+	open map[string]*layout
+}{open: map[string]*layout{}}
+
+// sharedLayout returns the process's store of the OCI layout in dest, opening it on first use.
+func sharedLayout(dest string) (*layout, error) {
+	abs, err := filepath.Abs(dest)
+	if err != nil {
+		return nil, fmt.Errorf("destination %s: %w", dest, err)
+	}
+	layouts.Lock()
+	defer layouts.Unlock()
+	if l := layouts.open[abs]; l != nil {
+		return l, nil
+	}
+	store, err := oci.New(abs)
 	if err != nil {
 		return nil, fmt.Errorf("open destination %s as an OCI layout: %w", dest, err)
 	}
-	p.store = &layout{Store: store, ingest: filepath.Join(dest, "ingest"), inflight: map[digest.Digest]int{}}
-	return p, nil
+	l := &layout{Store: store, ingest: filepath.Join(abs, "ingest"), inflight: map[digest.Digest]int{}}
+	layouts.open[abs] = l
+	return l, nil
 }
 
 func newTarget(r Registry, opts Options) (target, error) {
@@ -185,7 +226,7 @@ func newTarget(r Registry, opts Options) (target, error) {
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.TLSClientConfig = tlsConfig
-	transport.DialContext = (&net.Dialer{Timeout: opts.DialTimeout, KeepAlive: 30 * time.Second}).DialContext
+	transport.DialContext = idleDialer(&net.Dialer{Timeout: opts.DialTimeout, KeepAlive: 30 * time.Second}, opts.IdleTimeout)
 	transport.ResponseHeaderTimeout = opts.ResponseHeaderTimeout
 	transport.MaxIdleConnsPerHost = 16
 	var roundTripper http.RoundTripper = transport
@@ -404,6 +445,9 @@ func (p *Puller) attempt(ctx context.Context, t target, a Artifact, known digest
 		Reference: registry.Reference{Registry: t.host, Repository: repoPath},
 		PlainHTTP: t.BasicHTTP,
 	}
+	if p.opts.OnProgress != nil {
+		p.opts.OnProgress(Progress{Registry: t.Name})
+	}
 	want := known
 	if want == "" {
 		want = a.Digest
@@ -422,10 +466,20 @@ func (p *Puller) attempt(ctx context.Context, t target, a Artifact, known digest
 		return known, fmt.Errorf("%s resolved %s to %s: %w", t.Name, want, root.Digest, errIntegrity)
 	}
 	var src content.ReadOnlyStorage = repo
-	if p.opts.OnRead != nil {
-		src = progressStorage{repo, p.opts.OnRead}
+	copyOpts := oras.CopyGraphOptions{Concurrency: p.opts.Concurrency}
+	if p.opts.OnRead != nil || p.opts.OnProgress != nil {
+		tr := newTracker(t.Name, root.Size, p.store, p.opts.OnProgress)
+		onRead := func(desc ocispec.Descriptor, n int) {
+			if p.opts.OnRead != nil {
+				p.opts.OnRead(desc, n)
+			}
+			tr.add(&tr.done, int64(n))
+		}
+		src = progressStorage{repo, onRead}
+		copyOpts.FindSuccessors = tr.findSuccessors
+		copyOpts.OnCopySkipped = tr.skipped
 	}
-	err = oras.CopyGraph(ctx, src, p.store, root, oras.CopyGraphOptions{Concurrency: p.opts.Concurrency})
+	err = oras.CopyGraph(ctx, src, p.store, root, copyOpts)
 	if err != nil {
 		return want, err
 	}

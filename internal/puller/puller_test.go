@@ -19,10 +19,12 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/errdef"
@@ -760,6 +762,177 @@ func TestNewRejectsBadChains(t *testing.T) {
 	for _, tt := range tests {
 		if _, err := New(tt.chain, t.TempDir(), Options{}); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("New(%v) error = %v, want one containing %q", tt.chain, err, tt.want)
+		}
+	}
+}
+
+// TestPullFailsOverFromFrozenRegistry: a registry that freezes (SIGSTOP: the kernel still accepts
+// connections, nothing is sent) fails as Unreachable, "stalled", within the idle timeout, far
+// ahead of the attempt timeout, and the pull fails over to the next registry; both mid-blob and
+// before it sends a byte.
+func TestPullFailsOverFromFrozenRegistry(t *testing.T) {
+	const idle = 2 * time.Second
+	const layer = 48 << 20
+	for _, tt := range []struct {
+		name   string
+		frozen func(t *testing.T, r *testbed.Registry) Registry
+	}{
+		{
+			name: "frozen mid-blob",
+			frozen: func(t *testing.T, r *testbed.Registry) Registry {
+				// The proxy freezes the registry once 8 MiB of the 48 MiB layer went through.
+				return testbed.StartProxyT(t, r, testbed.ProxyOptions{FreezeAfter: 8 << 20}).Entry("frozen")
+			},
+		},
+		{
+			name: "frozen before the pull",
+			frozen: func(t *testing.T, r *testbed.Registry) Registry {
+				if err := r.Freeze(); err != nil {
+					t.Fatal(err)
+				}
+				return r.Entry("frozen")
+			},
+		},
+		{
+			name: "sends headers, then no body",
+			frozen: func(t *testing.T, r *testbed.Registry) Registry {
+				return testbed.StartProxyT(t, r, testbed.ProxyOptions{StallBlobs: true}).Entry("frozen")
+			},
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			first, next := testbed.StartRegistryT(t, testbed.RegistryOptions{}), testbed.StartRegistryT(t, testbed.RegistryOptions{})
+			var m ocispec.Descriptor
+			for _, r := range []*testbed.Registry{first, next} {
+				d, err := r.PushRandom(t.Context(), "apps/big", "1.0", 1, layer, 7)
+				if err != nil {
+					t.Fatal(err)
+				}
+				m = d
+			}
+			chain := []Registry{tt.frozen(t, first), next.Entry("next")}
+			var read atomic.Int64
+			pc := newPullCaseWith(t, time.Hour, func(o *Options) {
+				o.IdleTimeout = idle
+				o.Clock = nil // real time: the idle timeout is measured
+				o.OnRead = func(_ ocispec.Descriptor, n int) { read.Add(int64(n)) }
+			}, chain...)
+			// On a puller without an idle timeout the frozen attempt lasts its 10 minutes.
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			st, err := pc.p.Pull(ctx, Artifact{Repository: "apps/big", Tag: "1.0"})
+			if err != nil {
+				t.Fatalf("Pull = %v; want the artifact from next", err)
+			}
+			if want := []string{"frozen:Unreachable", "next:"}; !reflect.DeepEqual(pc.tried(), want) {
+				t.Fatalf("tried %v, want %v", pc.tried(), want)
+			}
+			a := pc.attempts[0]
+			var stall *StallError
+			if !errors.As(a.Err, &stall) || stall.Idle != idle || !strings.Contains(a.Err.Error(), "stalled") {
+				t.Errorf("the frozen attempt failed with %v; want a StallError of %s", a.Err, idle)
+			}
+			took := a.End.Sub(a.Start)
+			if took < idle || took > idle+3*time.Second {
+				t.Errorf("the frozen attempt took %s; want the idle timeout %s (plus a little)", took, idle)
+			}
+			if st.State != Pulled || st.Registry != "next" {
+				t.Errorf("status = %+v; want pulled from next", st)
+			}
+			desc, err := pc.p.Resolve(t.Context(), Artifact{Repository: "apps/big", Tag: "1.0"})
+			if err != nil || desc.Digest != m.Digest {
+				t.Errorf("destination resolves to %v, %v; want %s", desc.Digest, err, m.Digest)
+			}
+			t.Logf("%s: failed over after %s (idle timeout %s), %d MiB read in all, the whole pull %s",
+				tt.name, took.Round(time.Millisecond), idle, read.Load()>>20, pc.attempts[1].End.Sub(a.Start).Round(time.Millisecond))
+		})
+	}
+}
+
+// TestPullReportsProgress: an attempt reports its registry, then bytes up to the artifact's whole
+// size (manifest, config, layers); a pull of content already held counts it all as done.
+func TestPullReportsProgress(t *testing.T) {
+	reg := testbed.StartRegistryT(t, testbed.RegistryOptions{})
+	art := newArtifact(t, make([]byte, 3<<20), []byte("values"))
+	push(t, reg, "apps/web", "1.0", art)
+	want := art.Manifest.Size + ocispec.DescriptorEmptyJSON.Size
+	for _, l := range art.Layers {
+		want += l.Size
+	}
+	dest := t.TempDir()
+	for _, run := range []string{"download", "already held"} {
+		var mu sync.Mutex
+		var reports []Progress
+		p, err := New([]Registry{reg.Entry("reg")}, dest, Options{OnProgress: func(pr Progress) {
+			mu.Lock()
+			defer mu.Unlock()
+			reports = append(reports, pr)
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Pull(t.Context(), Artifact{Repository: "apps/web", Tag: "1.0"}); err != nil {
+			t.Fatal(err)
+		}
+		if len(reports) < 2 || reports[0] != (Progress{Registry: "reg"}) {
+			t.Fatalf("%s: reports %v; want the registry first, then bytes", run, reports)
+		}
+		var last Progress
+		for _, r := range reports {
+			last.Done, last.Total = max(last.Done, r.Done), max(last.Total, r.Total)
+			if r.Registry != "reg" {
+				t.Errorf("%s: report %+v: want registry reg", run, r)
+			}
+		}
+		if last != (Progress{Done: want, Total: want}) {
+			t.Errorf("%s: reached %d of %d bytes; want %d of %d", run, last.Done, last.Total, want, want)
+		}
+		t.Logf("%s: %d reports, %d of %d bytes", run, len(reports), last.Done, last.Total)
+	}
+}
+
+// TestConcurrentPullsShareTheDestination: pullers of one destination pulling at once, each
+// through its own chain, lose none of each other's tags in its index.
+func TestConcurrentPullsShareTheDestination(t *testing.T) {
+	reg := testbed.StartRegistryT(t, testbed.RegistryOptions{})
+	const n = 8
+	dest := t.TempDir()
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		push(t, reg, fmt.Sprintf("apps/a%d", i), "1.0", newArtifact(t, fmt.Appendf(nil, "artifact %d", i), make([]byte, 256<<10)))
+	}
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p, err := New([]Registry{reg.Entry(fmt.Sprintf("reg-%d", i))}, dest, Options{})
+			if err == nil {
+				_, err = p.Pull(t.Context(), Artifact{Repository: fmt.Sprintf("apps/a%d", i), Tag: "1.0"})
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	// What is on disk, read afresh, as a restarted agent would.
+	data, err := os.ReadFile(filepath.Join(dest, "index.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var index ocispec.Index
+	if err := json.Unmarshal(data, &index); err != nil {
+		t.Fatal(err)
+	}
+	tags := map[string]bool{}
+	for _, m := range index.Manifests {
+		tags[m.Annotations[ocispec.AnnotationRefName]] = true
+	}
+	for i := range n {
+		if ref := fmt.Sprintf("apps/a%d:1.0", i); !tags[ref] {
+			t.Errorf("index.json lacks %s after %d pulls at once; it holds %v", ref, n, tags)
 		}
 	}
 }

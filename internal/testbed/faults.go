@@ -24,8 +24,9 @@ import (
 // reference (its Entry does so) and, unless it is only an address, a Close. With the puller's
 // classes: a tampering Proxy → IntegrityMismatch; ClosedAddr → Unreachable (connection
 // refused); Hung (accepts, never answers), Blackhole (dial never completes) and a stalling Proxy
-// (headers, then no body) → Unreachable once the puller's timeouts fire. A wrong password is a
-// Registry's Entry with another Password.
+// (headers, then no body) → Unreachable once the puller's timeouts fire; so does a Registry
+// frozen mid-blob (Registry.Freeze, or a Proxy's FreezeAfter). A wrong password is a Registry's
+// Entry with another Password.
 
 // ProxyOptions configure a Proxy. The zero value passes everything through.
 type ProxyOptions struct {
@@ -34,6 +35,10 @@ type ProxyOptions struct {
 	Tamper func(path string) bool
 	// StallBlobs answers every blob GET with 200 and headers, then never sends the body.
 	StallBlobs bool
+	// FreezeAfter, if positive, freezes the registry behind the proxy (Registry.Freeze) once
+	// that many bytes of blob bodies have passed through the proxy: a registry that hangs
+	// mid-blob. Proxy.Frozen is closed then. Thaw the registry to let it go on.
+	FreezeAfter int64
 }
 
 // BlobPaths and ManifestPaths match the URL paths of blobs and of manifests, for
@@ -50,6 +55,10 @@ type Proxy struct {
 	Addr string
 	// BlobGets and ManifestGets count the GET requests for blobs and manifests it received.
 	BlobGets, ManifestGets atomic.Int64
+	// BlobBytes counts the bytes of blob bodies that passed.
+	BlobBytes atomic.Int64
+	// Frozen is closed once ProxyOptions.FreezeAfter froze the registry.
+	Frozen chan struct{}
 
 	target *Registry
 	srv    *httptest.Server
@@ -57,18 +66,32 @@ type Proxy struct {
 
 // StartProxy starts a proxy in front of target.
 func StartProxy(target *Registry, opts ProxyOptions) *Proxy {
-	p := &Proxy{target: target}
+	p := &Proxy{target: target, Frozen: make(chan struct{})}
 	u, _ := url.Parse(target.URL())
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.Transport = target.client.Client.Transport
 	rp.ErrorLog = log.New(io.Discard, "", 0) // a pull that gives up mid-blob is expected here
-	if opts.Tamper != nil {
-		rp.ModifyResponse = func(resp *http.Response) error {
-			if resp.Request.Method == http.MethodGet && resp.StatusCode == http.StatusOK && opts.Tamper(resp.Request.URL.Path) {
-				resp.Body = &flipFirstByte{ReadCloser: resp.Body}
-			}
+	var freeze sync.Once
+	rp.ModifyResponse = func(resp *http.Response) error {
+		if resp.Request.Method != http.MethodGet || resp.StatusCode != http.StatusOK {
 			return nil
 		}
+		path := resp.Request.URL.Path
+		if opts.Tamper != nil && opts.Tamper(path) {
+			resp.Body = &flipFirstByte{ReadCloser: resp.Body}
+		}
+		if BlobPaths(path) {
+			resp.Body = &countBytes{ReadCloser: resp.Body, onRead: func(n int) {
+				if total := p.BlobBytes.Add(int64(n)); opts.FreezeAfter > 0 && total >= opts.FreezeAfter {
+					freeze.Do(func() {
+						if err := target.Freeze(); err == nil {
+							close(p.Frozen)
+						}
+					})
+				}
+			}}
+		}
+		return nil
 	}
 	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		blob := BlobPaths(req.URL.Path)
@@ -112,6 +135,20 @@ func (p *Proxy) Entry(name string) puller.Registry {
 func (p *Proxy) Close() {
 	p.srv.CloseClientConnections()
 	p.srv.Close()
+}
+
+// countBytes reports the bytes read from a body.
+type countBytes struct {
+	io.ReadCloser
+	onRead func(n int)
+}
+
+func (c *countBytes) Read(b []byte) (int, error) {
+	n, err := c.ReadCloser.Read(b)
+	if n > 0 {
+		c.onRead(n)
+	}
+	return n, err
 }
 
 type flipFirstByte struct {

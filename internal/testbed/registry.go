@@ -328,7 +328,35 @@ func (r *Registry) Stop() error {
 
 func (r *Registry) stopLocked() error {
 	if r.proc != nil {
+		_ = r.signalLocked(syscall.SIGCONT) // a frozen process cannot act on SIGTERM
 		r.proc.Stop(registryStopTimeout)
+	}
+	return nil
+}
+
+// Freeze stops the registry's process in place (SIGSTOP): the kernel still completes
+// connections to its address and holds what clients send, but nothing is read or answered, and
+// a download under way stops mid-body once the socket buffers drain, as with a hung host. Thaw
+// lets it go on where it was; Stop and Close thaw it first.
+func (r *Registry) Freeze() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.signalLocked(syscall.SIGSTOP)
+}
+
+// Thaw resumes a frozen registry (SIGCONT); the requests it held are answered.
+func (r *Registry) Thaw() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.signalLocked(syscall.SIGCONT)
+}
+
+func (r *Registry) signalLocked(sig syscall.Signal) error {
+	if r.proc == nil || !r.proc.Running() {
+		return fmt.Errorf("test registry %s does not run", r.Addr)
+	}
+	if err := r.proc.Cmd.Process.Signal(sig); err != nil {
+		return fmt.Errorf("test registry %s: %s: %w", r.Addr, sig, err)
 	}
 	return nil
 }

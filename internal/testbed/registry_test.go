@@ -258,3 +258,54 @@ func TestFaultAddresses(t *testing.T) {
 		t.Errorf("dial to a closed port = %v, want refused at once", err)
 	}
 }
+
+// A frozen registry completes connections and answers nothing; thawed, it answers the request it
+// held; Stop ends it even while frozen.
+func TestRegistryFreezeThaw(t *testing.T) {
+	r := StartRegistryT(t, RegistryOptions{})
+	get := func(timeout time.Duration) error {
+		c := &http.Client{Timeout: timeout}
+		defer c.CloseIdleConnections()
+		resp, err := c.Get(r.URL() + "/v2/")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	if err := r.Freeze(); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.DialTimeout("tcp", r.Addr, time.Second)
+	if err != nil {
+		t.Fatalf("dial a frozen registry: %v; want the kernel to complete it", err)
+	}
+	conn.Close()
+	var netErr net.Error
+	if err := get(500 * time.Millisecond); !errors.As(err, &netErr) || !netErr.Timeout() {
+		t.Fatalf("GET /v2/ of a frozen registry: %v; want a timeout", err)
+	}
+	held := make(chan error, 1)
+	go func() { held <- get(10 * time.Second) }()
+	time.Sleep(300 * time.Millisecond)
+	thawed := time.Now()
+	if err := r.Thaw(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-held; err != nil {
+		t.Fatalf("the request held while frozen: %v; want it answered once thawed", err)
+	}
+	t.Logf("a request held by the frozen registry was answered %s after the thaw", time.Since(thawed))
+	if err := r.Freeze(); err != nil {
+		t.Fatal(err)
+	}
+	stopped := time.Now()
+	if err := r.Stop(); err != nil || r.Running() {
+		t.Fatalf("Stop of a frozen registry: %v, running %v", err, r.Running())
+	}
+	if took := time.Since(stopped); took > 3*time.Second {
+		t.Errorf("Stop of a frozen registry took %s; want it thawed and ended by SIGTERM, not killed after 5 s", took)
+	}
+	if err := r.Freeze(); err == nil {
+		t.Error("Freeze of a stopped registry: no error")
+	}
+}
