@@ -61,17 +61,16 @@ const workspaceIndex = "spec.workspace"
 // pull over (carrying lastSuccess). A restarted agent starts every pull over; that is cheap, since
 // content already in the layout is not downloaded again, only its manifest resolved.
 //
-// All pulls write one layout, so that a digest pulled for one OCIPull (or workspace) is not
-// fetched again for another. oras' layout store rewrites the layout's index.json from memory
-// when it tags, so the reconciler opens the layout afresh for each reconcile and runs one pull
-// at a time (it also runs with one worker).
+// All pulls write one cache (puller.Cache, opened once by the agent), so that a digest pulled
+// for one OCIPull (or workspace) is not fetched again for another; a reconcile reads and writes
+// only its own artifact there.
 type OCIPullReconciler struct {
 	client.Client
 	// Namespace is the agent's namespace, which holds the OCIPulls and the chain Secrets; empty
 	// means ocichain.Namespace.
 	Namespace string
-	// CacheDir is the directory of the OCI image layout; it is created if needed.
-	CacheDir string
+	// Cache is the OCI cache every pull writes.
+	Cache *puller.Cache
 	// AttemptTimeout bounds one attempt at a registry (puller.Options.AttemptTimeout).
 	AttemptTimeout time.Duration
 	// RetryFailed is how long after every registry failed a pull starts over; 0 means
@@ -272,13 +271,13 @@ func (r *OCIPullReconciler) readChain(ctx context.Context, workspace string) (oc
 	return chain, hex.EncodeToString(sum[:]), nil
 }
 
-// puller opens the layout for a pull through chain.
+// puller returns a puller through chain into the cache.
 func (r *OCIPullReconciler) puller(chain ocichain.Chain) (*puller.Puller, error) {
 	var wait time.Duration
 	if chain.ReplicationWait != "" {
 		wait, _ = time.ParseDuration(chain.ReplicationWait) // checked by readChain
 	}
-	return puller.New(chain.Registries, r.CacheDir, puller.Options{
+	return puller.NewWithCache(chain.Registries, r.Cache, puller.Options{
 		ReplicationWait: wait,
 		Backoff:         r.Backoff,
 		AttemptTimeout:  r.AttemptTimeout,

@@ -34,6 +34,9 @@ type ProxyOptions struct {
 	Tamper func(path string) bool
 	// StallBlobs answers every blob GET with 200 and headers, then never sends the body.
 	StallBlobs bool
+	// BytesPerSecond, if set, slows the body of each blob GET to about that rate, so that a
+	// test can act in the middle of a download.
+	BytesPerSecond int64
 }
 
 // BlobPaths and ManifestPaths match the URL paths of blobs and of manifests, for
@@ -62,13 +65,17 @@ func StartProxy(target *Registry, opts ProxyOptions) *Proxy {
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.Transport = target.client.Client.Transport
 	rp.ErrorLog = log.New(io.Discard, "", 0) // a pull that gives up mid-blob is expected here
-	if opts.Tamper != nil {
-		rp.ModifyResponse = func(resp *http.Response) error {
-			if resp.Request.Method == http.MethodGet && resp.StatusCode == http.StatusOK && opts.Tamper(resp.Request.URL.Path) {
-				resp.Body = &flipFirstByte{ReadCloser: resp.Body}
-			}
+	rp.ModifyResponse = func(resp *http.Response) error {
+		if resp.Request.Method != http.MethodGet || resp.StatusCode != http.StatusOK {
 			return nil
 		}
+		if opts.Tamper != nil && opts.Tamper(resp.Request.URL.Path) {
+			resp.Body = &flipFirstByte{ReadCloser: resp.Body}
+		}
+		if opts.BytesPerSecond > 0 && BlobPaths(resp.Request.URL.Path) {
+			resp.Body = &throttled{ReadCloser: resp.Body, rate: opts.BytesPerSecond, start: time.Now()}
+		}
+		return nil
 	}
 	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		blob := BlobPaths(req.URL.Path)
@@ -112,6 +119,23 @@ func (p *Proxy) Entry(name string) puller.Registry {
 func (p *Proxy) Close() {
 	p.srv.CloseClientConnections()
 	p.srv.Close()
+}
+
+// throttled reads at most rate bytes per second on average.
+type throttled struct {
+	io.ReadCloser
+	rate  int64
+	start time.Time
+	n     int64
+}
+
+func (t *throttled) Read(b []byte) (int, error) {
+	n, err := t.ReadCloser.Read(b[:min(len(b), 32<<10)])
+	t.n += int64(n)
+	if ahead := time.Duration(float64(t.n)/float64(t.rate)*float64(time.Second)) - time.Since(t.start); ahead > 0 {
+		time.Sleep(ahead)
+	}
+	return n, err
 }
 
 type flipFirstByte struct {
