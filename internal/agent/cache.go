@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/opencontainers/go-digest"
@@ -23,50 +25,113 @@ const (
 	cacheCollectEvery = time.Minute
 )
 
-// cacheCollector keeps the cache under MaxBytes: after every pull and every minute it removes
-// the artifacts that no OCIPull (by spec or status digest) and no FleetRelease (by the digest
-// it deployed) of the agent's namespace references, least recently used first. It also keeps
-// the cache's size metrics.
+// cacheLockRetry is how often an agent that leads asks again for a cache another process
+// (the previous leader, going) still holds.
+const cacheLockRetry = time.Second
+
+// LeaderCache is the agent's cache as the leader opens it: agents of one cluster may share a
+// cache volume (a ReadWriteMany claim), and only the agent that pulls may open it, since opening
+// removes what a crash left. The reconcilers, which run on the leader only, wait for it.
+type LeaderCache struct {
+	dir   string
+	ready chan struct{}
+	cache *puller.Cache
+	err   error
+}
+
+// NewLeaderCache returns the cache in dir, to be opened by the leader's cacheCollector.
+func NewLeaderCache(dir string) *LeaderCache {
+	return &LeaderCache{dir: dir, ready: make(chan struct{})}
+}
+
+// Get waits until the cache is open and returns it.
+func (l *LeaderCache) Get(ctx context.Context) (*puller.Cache, error) {
+	select {
+	case <-l.ready:
+		return l.cache, l.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// open opens the cache, waiting while another process holds it, and publishes it.
+func (l *LeaderCache) open(ctx context.Context) error {
+	log := ctrl.LoggerFrom(ctx).WithName("cache")
+	for waited := false; ; waited = true {
+		c, err := puller.OpenCache(l.dir)
+		if errors.Is(err, puller.ErrCacheLocked) {
+			if !waited {
+				log.Info("waiting for the cache, which another process holds", "cacheDir", l.dir)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(cacheLockRetry):
+				continue
+			}
+		}
+		l.cache, l.err = c, err
+		close(l.ready)
+		if err == nil && !c.Opened.Clean() {
+			log.Info("cache repaired on opening", "cacheDir", l.dir, "recovery", c.Opened)
+		}
+		return err
+	}
+}
+
+// cacheCollector opens the cache once the agent leads, closes it when the agent stops, and
+// keeps it under MaxBytes: after every pull and every minute it removes the artifacts that no
+// OCIPull (by spec or status digest) and no FleetRelease (by the digest it deployed) of the
+// agent's namespace references, least recently used first. It also keeps the cache's size
+// metrics.
 type cacheCollector struct {
 	client.Reader
 	Namespace string
-	Cache     *puller.Cache
+	Cache     *LeaderCache
 	MaxBytes  int64
 	MinAge    time.Duration
 }
 
-// Start runs until ctx ends; it runs on the leader only, which is the agent that pulls.
+// Start runs until ctx ends, on the leader only, which is the agent that pulls.
 func (g *cacheCollector) Start(ctx context.Context) error {
+	if err := g.Cache.open(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("--cache-dir: %w", err)
+	}
+	oci := g.Cache.cache
+	defer oci.Close()
 	log := ctrl.LoggerFrom(ctx).WithName("cache")
 	tick := time.NewTicker(cacheCollectEvery)
 	defer tick.Stop()
 	for {
-		if err := g.collect(ctx); err != nil && ctx.Err() == nil {
+		if err := g.collect(ctx, oci); err != nil && ctx.Err() == nil {
 			log.Error(err, "collecting the cache's garbage")
 		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-g.Cache.Changed():
+		case <-oci.Changed():
 		case <-tick.C:
 		}
 	}
 }
 
 // collect runs one collection and updates the metrics.
-func (g *cacheCollector) collect(ctx context.Context) error {
-	defer g.observe()
-	if g.MaxBytes <= 0 || g.Cache.Stats().Bytes <= g.MaxBytes {
+func (g *cacheCollector) collect(ctx context.Context, oci *puller.Cache) error {
+	defer observeCache(oci)
+	if g.MaxBytes <= 0 || oci.Stats().Bytes <= g.MaxBytes {
 		return nil
 	}
 	keep, err := g.referenced(ctx)
 	if err != nil {
 		return err
 	}
-	out, err := g.Cache.Collect(g.MaxBytes, g.MinAge, func(d digest.Digest) bool { return keep[d] })
+	out, err := oci.Collect(g.MaxBytes, g.MinAge, func(d digest.Digest) bool { return keep[d] })
 	CacheEvictions.Add(float64(len(out.Artifacts)))
 	if len(out.Artifacts) > 0 || out.Bytes > 0 || out.Over {
-		s := g.Cache.Stats()
+		s := oci.Stats()
 		ctrl.LoggerFrom(ctx).WithName("cache").Info("cache collected", "removedArtifacts", len(out.Artifacts), "removedBytes", out.Bytes,
 			"bytes", s.Bytes, "artifacts", s.Artifacts, "maxBytes", g.MaxBytes, "stillOver", out.Over)
 	}
@@ -104,18 +169,9 @@ func referencedDigests(pulls []v1alpha1.OCIPull, releases []v1alpha1.FleetReleas
 	return keep
 }
 
-func (g *cacheCollector) observe() {
-	s := g.Cache.Stats()
+// observeCache sets the cache's size metrics.
+func observeCache(oci *puller.Cache) {
+	s := oci.Stats()
 	CacheBytes.Set(float64(s.Bytes))
 	CacheArtifacts.Set(float64(s.Artifacts))
 }
-
-// cacheCloser closes the cache when the manager stops, on every agent, leader or not.
-type cacheCloser struct{ cache *puller.Cache }
-
-func (c cacheCloser) Start(ctx context.Context) error {
-	<-ctx.Done()
-	return c.cache.Close()
-}
-
-func (cacheCloser) NeedLeaderElection() bool { return false }

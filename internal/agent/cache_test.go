@@ -403,3 +403,47 @@ func value(m prometheus.Metric) float64 {
 	}
 	return out.GetCounter().GetValue()
 }
+
+// TestLeadersShareACache runs two agents of the real binary on one cache folder, as replicas on
+// a ReadWriteMany claim do: the standby leaves the cache alone (it neither locks it nor repairs
+// it) until the leader, SIGKILLed, is gone; then it opens the cache, keeps what the first leader
+// pulled and pulls into it.
+func TestLeadersShareACache(t *testing.T) {
+	const ws, timeout = "shared", time.Minute
+	c := startSpoke(t, "app-shared")
+	reg := testbed.StartRegistryT(t, testbed.RegistryOptions{})
+	v1 := reg.PushT(t, "apps/shared", "v1", []byte("pulled by the first leader"))
+	v2 := reg.PushT(t, "apps/shared", "v2", []byte("pulled by the second"))
+	putChain(t, c, ocichain.Chain{Workspace: ws, Route: "r", Registries: []puller.Registry{reg.Entry("reg")}})
+
+	bin := testkit.Binary(t, "github.com/umkim/terraform-provider-fleet/cmd/fleet-controller")
+	dir := filepath.Join(t.TempDir(), "cache")
+	a, b, held := testkit.LeaderAndStandby(t, c, ocichain.Namespace, agent.DefaultLeaderElectionID, timeout, func(name string) *testkit.Process {
+		return testkit.StartProcess(t, bin, name, append([]string{"agent", "--kubeconfig", spoke.Kubeconfig, "--cache-dir", dir},
+			testkit.LeaderElectionFlags(ocichain.Namespace)...)...)
+	})
+	one := newPull(t, c, ocichain.Namespace, "shared-one", v1alpha1.OCIPullSpec{Workspace: ws, Repository: "apps/shared", Tag: "v1"})
+	waitFor(t, c, one, timeout, "pulled by the leader", pulled)
+	if n, err := b.Scrape("fleet_agent_cache_artifacts", ""); err != nil || n != 0 {
+		t.Errorf("the standby's fleet_agent_cache_artifacts = %v (%v), want 0: it has not opened the cache", n, err)
+	}
+	if strings.Contains(b.Log(), "cache repaired") {
+		t.Errorf("the standby repaired the leader's cache:\n%s", b.Log())
+	}
+
+	testkit.TakeOver(t, c, ocichain.Namespace, agent.DefaultLeaderElectionID, timeout, a, b, held)
+	two := newPull(t, c, ocichain.Namespace, "shared-two", v1alpha1.OCIPullSpec{Workspace: ws, Repository: "apps/shared", Tag: "v2"})
+	if s := waitFor(t, c, two, timeout, "pulled by the new leader", pulled); s.Digest != v2.Digest.String() {
+		t.Errorf("status %+v, want digest %s", s, v2.Digest)
+	}
+	reached := verifyCache(t, dir)
+	if !reached[v1.Digest] || !reached[v2.Digest] {
+		t.Errorf("the shared cache reaches v1: %v, v2: %v; want both", reached[v1.Digest], reached[v2.Digest])
+	}
+	testkit.Eventually(t, timeout, "the new leader's cache metrics", func() error {
+		if n, err := b.Scrape("fleet_agent_cache_artifacts", ""); err != nil || n != 2 {
+			return fmt.Errorf("fleet_agent_cache_artifacts = %v (%v), want 2", n, err)
+		}
+		return nil
+	})
+}

@@ -100,7 +100,7 @@ type FleetReleaseReconciler struct {
 	// namespaces of its releases; empty means DefaultWorkspaceRole.
 	WorkspaceRole string
 	// Cache is the OCI cache the OCIPulls write, which charts are read from.
-	Cache *puller.Cache
+	Cache *LeaderCache
 	// Timeout bounds one Helm operation; 0 means DefaultHelmTimeout.
 	Timeout time.Duration
 	// Retry is how long after a failure the release is tried again; 0 means DefaultReleaseRetry.
@@ -176,7 +176,11 @@ func (r *FleetReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		return r.checkDrift(ctx, &rel, status, log)
 	}
 
-	chrt, err := loadChart(r.Cache, pullDigest)
+	oci, err := r.Cache.Get(ctx)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	chrt, err := loadChart(oci, pullDigest)
 	if err != nil {
 		return r.failed(ctx, &rel, status, err)
 	}

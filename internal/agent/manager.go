@@ -107,18 +107,8 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Opened once: pulls share its index in memory; opening repairs what a crash left.
-	oci, err := puller.OpenCache(o.CacheDir)
-	if err != nil {
-		return nil, fmt.Errorf("--cache-dir: %w", err)
-	}
-	if !oci.Opened.Clean() {
-		mgr.GetLogger().Info("cache repaired on opening", "cacheDir", o.CacheDir, "recovery", oci.Opened)
-	}
-	if err := mgr.Add(cacheCloser{oci}); err != nil {
-		oci.Close()
-		return nil, err
-	}
+	// Opened once, by the leader: pulls share its index in memory; opening repairs what a crash left.
+	oci := NewLeaderCache(o.CacheDir)
 	if err := mgr.Add(&cacheCollector{Reader: mgr.GetClient(), Namespace: ns, Cache: oci, MaxBytes: o.CacheMaxBytes, MinAge: cmp.Or(o.CacheMinAge, DefaultCacheMinAge)}); err != nil {
 		return nil, err
 	}

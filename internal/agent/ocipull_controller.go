@@ -69,8 +69,8 @@ type OCIPullReconciler struct {
 	// Namespace is the agent's namespace, which holds the OCIPulls and the chain Secrets; empty
 	// means ocichain.Namespace.
 	Namespace string
-	// Cache is the OCI cache every pull writes.
-	Cache *puller.Cache
+	// Cache is the OCI cache every pull writes, once the leader opened it.
+	Cache *LeaderCache
 	// AttemptTimeout bounds one attempt at a registry (puller.Options.AttemptTimeout).
 	AttemptTimeout time.Duration
 	// RetryFailed is how long after every registry failed a pull starts over; 0 means
@@ -146,7 +146,11 @@ func (r *OCIPullReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return r.finish(ctx, &pull, status, chain, e, prev, c.Status.NextRetry.Sub(now))
 	}
 
-	p, err := r.puller(chain)
+	oci, err := r.Cache.Get(ctx)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	p, err := r.puller(oci, chain)
 	if err != nil {
 		setReady(status, pull.Generation, false, v1alpha1.ReasonChainInvalid, err.Error())
 		return ctrl.Result{}, writeStatus(ctx, r.Client, &pull, &pull.Status, status)
@@ -272,12 +276,12 @@ func (r *OCIPullReconciler) readChain(ctx context.Context, workspace string) (oc
 }
 
 // puller returns a puller through chain into the cache.
-func (r *OCIPullReconciler) puller(chain ocichain.Chain) (*puller.Puller, error) {
+func (r *OCIPullReconciler) puller(oci *puller.Cache, chain ocichain.Chain) (*puller.Puller, error) {
 	var wait time.Duration
 	if chain.ReplicationWait != "" {
 		wait, _ = time.ParseDuration(chain.ReplicationWait) // checked by readChain
 	}
-	return puller.NewWithCache(chain.Registries, r.Cache, puller.Options{
+	return puller.NewWithCache(chain.Registries, oci, puller.Options{
 		ReplicationWait: wait,
 		Backoff:         r.Backoff,
 		AttemptTimeout:  r.AttemptTimeout,

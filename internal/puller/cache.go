@@ -80,6 +80,9 @@ type artifact struct {
 	saved    time.Time // lastUsed as index.json has it
 }
 
+// ErrCacheLocked is OpenCache's error for a directory another process holds.
+var ErrCacheLocked = errors.New("another process uses this cache: give each agent a cache directory of its own, or let it wait for the leader to go")
+
 // Recovery is what opening a cache found and did about it.
 type Recovery struct {
 	// PartialFiles and PartialBytes are the downloads cut short (in ingest/) that were removed.

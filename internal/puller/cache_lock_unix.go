@@ -19,7 +19,7 @@ func lockDir(path string) (*os.File, error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("another process uses this cache (%s is locked): give each agent a cache directory of its own", path)
+			return nil, fmt.Errorf("%s is locked: %w", path, ErrCacheLocked)
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}

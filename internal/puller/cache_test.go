@@ -419,7 +419,7 @@ func TestCacheIsOneProcess(t *testing.T) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := OpenCache(dir); err == nil || !strings.Contains(err.Error(), "another process") {
+	if _, err := OpenCache(dir); !errors.Is(err, ErrCacheLocked) || !strings.Contains(err.Error(), "another process") {
 		t.Errorf("opening a cache another process holds: %v, want a refusal", err)
 	}
 	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
