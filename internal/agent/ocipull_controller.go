@@ -61,9 +61,9 @@ const workspaceIndex = "spec.workspace"
 // pull over (carrying lastSuccess). A restarted agent starts every pull over; that is cheap, since
 // content already in the layout is not downloaded again, only its manifest resolved.
 //
-// All pulls write one cache (puller.Cache, opened once by the agent), so that a digest pulled
-// for one OCIPull (or workspace) is not fetched again for another; a reconcile reads and writes
-// only its own artifact there.
+// All pulls write one cache (puller.Cache, opened once by the agent that leads), so that a
+// digest pulled for one OCIPull (or workspace) is not fetched again for another; a reconcile
+// reads and writes only its own artifact there.
 type OCIPullReconciler struct {
 	client.Client
 	// Namespace is the agent's namespace, which holds the OCIPulls and the chain Secrets; empty
