@@ -794,7 +794,9 @@ func (c *Cache) Collect(maxBytes int64, minAge time.Duration, keep func(digest.D
 		return out, nil
 	}
 	before := c.size
-	c.removeUnreachable()
+	if err := c.removeUnreachable(); err != nil {
+		return out, err
+	}
 	type candidate struct {
 		d        digest.Digest
 		lastUsed time.Time
