@@ -218,6 +218,20 @@ func TestCacheRebuildsAnUnreadableIndex(t *testing.T) {
 		})
 	}
 
+	t.Run("truncated while open", func(t *testing.T) {
+		// The index lives in memory: the next pull writes it whole again.
+		dir := t.TempDir()
+		_, p := openCache(t, dir, reg.Entry("reg"))
+		mustPull(t, p, byTag)
+		if err := os.Truncate(filepath.Join(dir, "index.json"), 10); err != nil {
+			t.Fatal(err)
+		}
+		mustPull(t, p, byDigest)
+		if index := readIndex(t, dir); len(index.Manifests) != 2 {
+			t.Errorf("index.json after the next pull lists %d manifests, want 2", len(index.Manifests))
+		}
+	})
+
 	t.Run("content missing", func(t *testing.T) {
 		dir := t.TempDir()
 		c, p := openCache(t, dir, reg.Entry("reg"))
