@@ -157,7 +157,7 @@ func (c *Cache) Close() error {
 func (c *Cache) Dir() string { return c.dir }
 
 func (c *Cache) open() error {
-	if err := os.MkdirAll(filepath.Join(c.dir, ocispec.ImageBlobsDir), 0o755); err != nil {
+	if err := os.MkdirAll(c.dir, 0o755); err != nil {
 		return err
 	}
 	lock, err := lockDir(filepath.Join(c.dir, lockName))
@@ -222,6 +222,9 @@ func (c *Cache) ensureLayoutFile() error {
 // load reads the blobs and the index, rebuilding the index from the blobs if it cannot be read.
 func (c *Cache) load() error {
 	c.blobs, c.graph, c.roots, c.tags, c.size = map[digest.Digest]int64{}, map[digest.Digest][]digest.Digest{}, map[digest.Digest]*artifact{}, map[string]digest.Digest{}, 0
+	if err := os.MkdirAll(filepath.Join(c.dir, ocispec.ImageBlobsDir), 0o755); err != nil {
+		return err
+	}
 	if err := c.scanBlobs(); err != nil {
 		return err
 	}

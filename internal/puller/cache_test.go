@@ -253,6 +253,28 @@ func TestCacheRebuildsAnUnreadableIndex(t *testing.T) {
 	})
 }
 
+// TestCacheResetsWhatItCannotRead: a cache whose blobs cannot be read at all (here blobs/ is a
+// file) is emptied and opens, and pulls fill it again.
+func TestCacheResetsWhatItCannotRead(t *testing.T) {
+	reg := testbed.StartRegistryT(t, testbed.RegistryOptions{})
+	art := newArtifact(t, []byte("after the reset"))
+	push(t, reg, "apps/reset", "1", art)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "index.json"), []byte(`{"schemaVersion":2,"manifests":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "blobs"), []byte("not a folder"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, p := openCache(t, dir, reg.Entry("reg"))
+	if !c.Opened.Reset || c.Opened.IndexError == "" {
+		t.Errorf("opening with blobs/ a file: %+v, want a reset with its error", c.Opened)
+	}
+	a := Artifact{Repository: "apps/reset", Tag: "1"}
+	mustPull(t, p, a)
+	assertPulled(t, &pullCase{p: p, dest: dir}, a, art)
+}
+
 // TestCacheReplacesItsIndexAtomically: every write of index.json is a new file renamed over the
 // old one, never an overwrite in place, and leaves no temporary file.
 func TestCacheReplacesItsIndexAtomically(t *testing.T) {
