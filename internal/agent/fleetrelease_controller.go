@@ -43,6 +43,7 @@ import (
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/manager"
+	"github.com/umkim/terraform-provider-fleet/internal/puller"
 )
 
 // The agent reads FleetReleases in its own namespace only; Helm acts as the release's
@@ -98,8 +99,8 @@ type FleetReleaseReconciler struct {
 	// WorkspaceRole is the ClusterRole each workspace's ServiceAccount is bound to in the
 	// namespaces of its releases; empty means DefaultWorkspaceRole.
 	WorkspaceRole string
-	// CacheDir is the directory of the OCI image layout the OCIPulls write.
-	CacheDir string
+	// Cache is the OCI cache the OCIPulls write, which charts are read from.
+	Cache *LeaderCache
 	// Timeout bounds one Helm operation; 0 means DefaultHelmTimeout.
 	Timeout time.Duration
 	// Retry is how long after a failure the release is tried again; 0 means DefaultReleaseRetry.
@@ -175,7 +176,11 @@ func (r *FleetReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		return r.checkDrift(ctx, &rel, status, log)
 	}
 
-	chrt, err := loadChart(r.CacheDir, pullDigest)
+	oci, err := r.Cache.Get(ctx)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	chrt, err := loadChart(oci, pullDigest)
 	if err != nil {
 		return r.failed(ctx, &rel, status, err)
 	}
@@ -331,14 +336,17 @@ func (r *FleetReleaseReconciler) remember(key types.NamespacedName, sum string) 
 	r.deployed[key] = sum
 }
 
-// loadChart loads the Helm chart whose OCI manifest is manifestDigest from the OCI image layout
-// in cacheDir: the manifest's layer of media type application/vnd.cncf.helm.chart.content.v1.tar+gzip.
-// Blobs are content-addressed, so reading them while a pull writes the layout is safe.
-func loadChart(cacheDir, manifestDigest string) (*chart.Chart, error) {
+// loadChart loads the Helm chart whose OCI manifest is manifestDigest from the cache: the
+// manifest's layer of media type application/vnd.cncf.helm.chart.content.v1.tar+gzip; it reads
+// that artifact only, and records its use. Blobs are content-addressed and committed once
+// verified, so reading them while a pull writes the cache is safe.
+func loadChart(cache *puller.Cache, manifestDigest string) (*chart.Chart, error) {
 	d, err := digest.Parse(manifestDigest)
 	if err != nil {
 		return nil, fmt.Errorf("the OCIPull's digest %q: %w", manifestDigest, err)
 	}
+	cacheDir := cache.Dir()
+	_ = cache.Touch(d) // the last use orders garbage collection; a failed write only loses it
 	blob := func(d digest.Digest) string {
 		return filepath.Join(cacheDir, "blobs", d.Algorithm().String(), d.Encoded())
 	}

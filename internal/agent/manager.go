@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -25,6 +24,13 @@ type Options struct {
 	Manager manager.Options
 	// CacheDir is the directory of the OCI image layout every pull writes.
 	CacheDir string
+	// CacheMaxBytes is the size garbage collection keeps the cache under, removing the
+	// artifacts no OCIPull or FleetRelease references, least recently used first; 0 means no
+	// bound. BindFlags defaults it to DefaultCacheMaxBytes.
+	CacheMaxBytes int64
+	// CacheMinAge is how long after its last use an unreferenced artifact is kept anyway; 0
+	// means DefaultCacheMinAge. Tests shorten it.
+	CacheMinAge time.Duration
 	// AttemptTimeout bounds one attempt at a registry, downloads included.
 	AttemptTimeout time.Duration
 	// IdleTimeout bounds each pause in what a registry sends, within an attempt.
@@ -64,6 +70,7 @@ const DefaultCacheDir = "/var/cache/fleet-controller/oci"
 func (o *Options) BindFlags(fs *flag.FlagSet) {
 	o.Manager.BindFlags(fs, DefaultLeaderElectionID)
 	fs.StringVar(&o.CacheDir, "cache-dir", DefaultCacheDir, "`directory` of the OCI image layout that holds every pulled artifact, content-addressed")
+	fs.Int64Var(&o.CacheMaxBytes, "cache-max-bytes", DefaultCacheMaxBytes, "`bytes` the cache is kept under: past them, the artifacts that no OCIPull or FleetRelease of the cluster references are removed, least recently used first (referenced ones never are); 0 for no bound")
 	fs.DurationVar(&o.AttemptTimeout, "attempt-timeout", puller.DefaultAttemptTimeout, "how long one attempt at a registry, downloads included, may take; negative for no limit")
 	fs.DurationVar(&o.IdleTimeout, "idle-timeout", puller.DefaultIdleTimeout, "how long a registry may send nothing, while a response or the rest of a download is awaited, before that registry counts as failed (Unreachable, stalled) and the pull moves to the next; negative for no limit")
 	fs.DurationVar(&o.RetryFailed, "retry-failed", DefaultRetryFailed, "how long after every registry of a chain failed a pull starts over the first time; the wait doubles per failure, with jitter, up to --retry-failed-max")
@@ -101,8 +108,8 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if o.CacheDir == "" {
 		return nil, errors.New("--cache-dir is empty; give the directory to keep pulled artifacts in")
 	}
-	if err := os.MkdirAll(o.CacheDir, 0o755); err != nil {
-		return nil, fmt.Errorf("cache directory: %w", err)
+	if o.CacheMaxBytes < 0 {
+		return nil, fmt.Errorf("--cache-max-bytes %d: give 0 (no bound) or a size in bytes", o.CacheMaxBytes)
 	}
 	if o.ParallelPulls < 0 {
 		return nil, fmt.Errorf("--parallel-pulls %d: give 1 or more", o.ParallelPulls)
@@ -115,8 +122,13 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Opened once, by the leader: pulls share its index in memory; opening repairs what a crash left.
+	oci := NewLeaderCache(o.CacheDir)
+	if err := mgr.Add(&cacheCollector{Reader: mgr.GetClient(), Namespace: ns, Cache: oci, MaxBytes: o.CacheMaxBytes, MinAge: cmp.Or(o.CacheMinAge, DefaultCacheMinAge)}); err != nil {
+		return nil, err
+	}
 	r := &OCIPullReconciler{
-		Client: mgr.GetClient(), Namespace: ns, CacheDir: o.CacheDir, AttemptTimeout: o.AttemptTimeout, IdleTimeout: o.IdleTimeout,
+		Client: mgr.GetClient(), Namespace: ns, Cache: oci, AttemptTimeout: o.AttemptTimeout, IdleTimeout: o.IdleTimeout,
 		RetryFailed: o.RetryFailed, RetryFailedMax: o.RetryFailedMax, Parallel: o.ParallelPulls, ProgressInterval: o.ProgressInterval,
 		UserAgent: o.UserAgent, Backoff: o.Backoff,
 	}
@@ -126,7 +138,7 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	// Values Secrets live in the agent's namespace beside the chain Secrets, which the cache covers.
 	releases := &FleetReleaseReconciler{
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Config: mgr.GetConfig(), Namespace: ns,
-		WorkspaceRole: o.WorkspaceRole, CacheDir: o.CacheDir, DriftInterval: o.DriftInterval,
+		WorkspaceRole: o.WorkspaceRole, Cache: oci, DriftInterval: o.DriftInterval,
 	}
 	if err := releases.SetupWithManager(mgr); err != nil {
 		return nil, err

@@ -36,9 +36,28 @@ var (
 		Name: "fleet_agent_pulled_bytes_total",
 		Help: "Bytes of manifests and blobs downloaded from registries; content already cached is not downloaded.",
 	})
+
+	// CacheBytes and CacheArtifacts are the size of the agent's OCI cache: the bytes of its
+	// blobs and the artifacts (manifests) of its index.
+	CacheBytes = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "fleet_agent_cache_bytes",
+		Help: "Bytes of the blobs in the agent's OCI cache (--cache-dir).",
+	})
+	CacheArtifacts = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "fleet_agent_cache_artifacts",
+		Help: "Artifacts (manifests of the index) in the agent's OCI cache.",
+	})
+	// CacheEvictions counts the artifacts garbage collection removed to keep the cache under
+	// --cache-max-bytes.
+	CacheEvictions = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "fleet_agent_cache_evictions_total",
+		Help: "Artifacts removed from the OCI cache by garbage collection (no OCIPull or FleetRelease referenced them).",
+	})
 )
 
-func init() { metrics.Registry.MustRegister(Pulls, PullAttempts, PullDuration, PulledBytes) }
+func init() {
+	metrics.Registry.MustRegister(Pulls, PullAttempts, PullDuration, PulledBytes, CacheBytes, CacheArtifacts, CacheEvictions)
+}
 
 // observeAttempt records one attempt of the puller.
 func observeAttempt(a puller.Attempt) {

@@ -68,9 +68,10 @@ const workspaceIndex = "spec.workspace"
 // pull over (carrying lastSuccess). A restarted agent starts every pull over; that is cheap, since
 // content already in the layout is not downloaded again, only its manifest resolved.
 //
-// All pulls write one layout, so that a digest pulled for one OCIPull (or workspace) is not
-// fetched again for another; the puller shares one store of it among the pulls, which run up to
-// Parallel at once, so that one slow artifact or registry does not hold back the others.
+// All pulls write one cache (puller.Cache, opened once by the agent that leads), so that a
+// digest pulled for one OCIPull (or workspace) is not fetched again for another; a reconcile
+// reads and writes only its own artifact there. Pulls run up to Parallel at once, so that one
+// slow artifact or registry does not hold back the others.
 //
 // A running pull's status says Pulling, with its registry and bytes, from its first moment for
 // a new generation and then every ProgressInterval while the bytes move; a pull that failed at
@@ -81,8 +82,8 @@ type OCIPullReconciler struct {
 	// Namespace is the agent's namespace, which holds the OCIPulls and the chain Secrets; empty
 	// means ocichain.Namespace.
 	Namespace string
-	// CacheDir is the directory of the OCI image layout; it is created if needed.
-	CacheDir string
+	// Cache is the OCI cache every pull writes, once the leader opened it.
+	Cache *LeaderCache
 	// AttemptTimeout bounds one attempt at a registry (puller.Options.AttemptTimeout).
 	AttemptTimeout time.Duration
 	// IdleTimeout bounds each pause in what a registry sends (puller.Options.IdleTimeout).
@@ -165,9 +166,13 @@ func (r *OCIPullReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return r.finish(ctx, &pull, status, chain, e, prev, c.Status.NextRetry.Sub(now))
 	}
 
+	oci, err := r.Cache.Get(ctx)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	a := puller.Artifact{Repository: pull.Spec.Repository, Tag: pull.Spec.Tag, Digest: digest.Digest(pull.Spec.Digest)}
 	live := newLiveStatus(c)
-	p, err := r.puller(chain, live.progress)
+	p, err := r.puller(oci, chain, live.progress)
 	if err != nil {
 		setReady(status, pull.Generation, false, v1alpha1.ReasonChainInvalid, err.Error())
 		return ctrl.Result{}, writeStatus(ctx, r.Client, &pull, &pull.Status, status)
@@ -307,13 +312,13 @@ func (r *OCIPullReconciler) readChain(ctx context.Context, workspace string) (oc
 	return chain, hex.EncodeToString(sum[:]), nil
 }
 
-// puller opens the layout for a pull through chain, reporting progress to onProgress.
-func (r *OCIPullReconciler) puller(chain ocichain.Chain, onProgress func(puller.Progress)) (*puller.Puller, error) {
+// puller returns a puller through chain into the cache, reporting progress to onProgress.
+func (r *OCIPullReconciler) puller(oci *puller.Cache, chain ocichain.Chain, onProgress func(puller.Progress)) (*puller.Puller, error) {
 	var wait time.Duration
 	if chain.ReplicationWait != "" {
 		wait, _ = time.ParseDuration(chain.ReplicationWait) // checked by readChain
 	}
-	return puller.New(chain.Registries, r.CacheDir, puller.Options{
+	return puller.NewWithCache(chain.Registries, oci, puller.Options{
 		ReplicationWait: wait,
 		Backoff:         r.Backoff,
 		AttemptTimeout:  r.AttemptTimeout,

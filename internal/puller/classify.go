@@ -54,6 +54,11 @@ func Classify(ctx context.Context, err error) (Class, bool) {
 	if isTLS(err) || errors.Is(err, errPlainHTTPToTLS) {
 		return TLS, true
 	}
+	// The cache's own storage failing (a full disk) is no registry's doing; its errno would
+	// pass for a net.Error below.
+	if errors.As(err, new(storeError)) {
+		return "", false
+	}
 	// Timeouts are net.Errors, context.DeadlineExceeded included.
 	var netErr net.Error
 	if errors.As(err, &netErr) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {

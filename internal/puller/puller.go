@@ -24,17 +24,13 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
-	"oras.land/oras-go/v2/content/oci"
 	"oras.land/oras-go/v2/registry"
 	"oras.land/oras-go/v2/registry/remote"
 	"oras.land/oras-go/v2/registry/remote/auth"
@@ -114,7 +110,7 @@ func timeout(d, def time.Duration) time.Duration {
 // Puller pulls artifacts through one chain into one destination. It is safe for concurrent use.
 type Puller struct {
 	chain []target
-	store *layout
+	store *Cache
 	opts  Options
 }
 
@@ -127,10 +123,24 @@ type target struct {
 	source bool
 }
 
-// New returns a Puller for chain that stores content as an OCI image layout in the directory
-// dest, creating it if needed. The layout tags each pulled manifest with "<repository>:<tag>" or
-// "<repository>@<digest>", as asked.
+// New returns a Puller for chain that stores content in the cache (an OCI image layout) in the
+// directory dest, opened with OpenCache. The layout tags each pulled manifest with
+// "<repository>:<tag>" or "<repository>@<digest>", as asked.
 func New(chain []Registry, dest string, opts Options) (*Puller, error) {
+	cache, err := OpenCache(dest)
+	if err != nil {
+		return nil, fmt.Errorf("open destination %s as an OCI layout: %w", dest, err)
+	}
+	p, err := NewWithCache(chain, cache, opts)
+	if err != nil {
+		cache.Close()
+	}
+	return p, err
+}
+
+// NewWithCache returns a Puller for chain that stores content in cache, which pullers of
+// several chains may share.
+func NewWithCache(chain []Registry, cache *Cache, opts Options) (*Puller, error) {
 	if len(chain) == 0 {
 		return nil, errNoChain
 	}
@@ -171,40 +181,8 @@ func New(chain []Registry, dest string, opts Options) (*Puller, error) {
 		t.source = r.Role == RoleSource || !roles && i == len(chain)-1
 		p.chain = append(p.chain, t)
 	}
-	store, err := sharedLayout(dest)
-	if err != nil {
-		return nil, err
-	}
-	p.store = store
+	p.store = cache
 	return p, nil
-}
-
-// layouts are the destinations the process has open, by absolute path: Pullers of one
-// destination share its store, so that pulls running at once never lose each other's entries
-// of the index, which the store rewrites from memory.
-var layouts = struct {
-	sync.Mutex
-	open map[string]*layout
-}{open: map[string]*layout{}}
-
-// sharedLayout returns the process's store of the OCI layout in dest, opening it on first use.
-func sharedLayout(dest string) (*layout, error) {
-	abs, err := filepath.Abs(dest)
-	if err != nil {
-		return nil, fmt.Errorf("destination %s: %w", dest, err)
-	}
-	layouts.Lock()
-	defer layouts.Unlock()
-	if l := layouts.open[abs]; l != nil {
-		return l, nil
-	}
-	store, err := oci.New(abs)
-	if err != nil {
-		return nil, fmt.Errorf("open destination %s as an OCI layout: %w", dest, err)
-	}
-	l := &layout{Store: store, ingest: filepath.Join(abs, "ingest"), inflight: map[digest.Digest]int{}}
-	layouts.open[abs] = l
-	return l, nil
 }
 
 func newTarget(r Registry, opts Options) (target, error) {
@@ -273,35 +251,6 @@ func (t plainHTTPTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		return nil, errPlainHTTPToTLS
 	}
 	return resp, nil
-}
-
-// layout is the destination OCI layout. It also removes the partial download of a blob that
-// failed, which oci.Store v2.7.0 leaves in its ingest directory.
-type layout struct {
-	*oci.Store
-	ingest   string
-	mu       sync.Mutex
-	inflight map[digest.Digest]int
-}
-
-func (l *layout) Push(ctx context.Context, desc ocispec.Descriptor, r io.Reader) error {
-	l.mu.Lock()
-	l.inflight[desc.Digest]++
-	l.mu.Unlock()
-	err := l.Store.Push(ctx, desc, r)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.inflight[desc.Digest]--; l.inflight[desc.Digest] > 0 {
-		return err
-	}
-	delete(l.inflight, desc.Digest)
-	if err != nil {
-		partial, _ := filepath.Glob(filepath.Join(l.ingest, desc.Digest.Encoded()+"_*"))
-		for _, f := range partial {
-			_ = os.Remove(f)
-		}
-	}
-	return err
 }
 
 // Cursor is what a pull carries from one Step to the next. Reconcilers keep it between calls
@@ -479,7 +428,9 @@ func (p *Puller) attempt(ctx context.Context, t target, a Artifact, known digest
 		copyOpts.FindSuccessors = tr.findSuccessors
 		copyOpts.OnCopySkipped = tr.skipped
 	}
-	err = oras.CopyGraph(ctx, src, p.store, root, copyOpts)
+	dst := p.store.session() // holds what the pull builds on until it is tagged
+	defer dst.release()
+	err = oras.CopyGraph(ctx, src, dst, root, copyOpts)
 	if err != nil {
 		return want, err
 	}

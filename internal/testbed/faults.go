@@ -39,6 +39,9 @@ type ProxyOptions struct {
 	// that many bytes of blob bodies have passed through the proxy: a registry that hangs
 	// mid-blob. Proxy.Frozen is closed then. Thaw the registry to let it go on.
 	FreezeAfter int64
+	// BytesPerSecond, if set, slows the body of each blob GET to about that rate, so that a
+	// test can act in the middle of a download.
+	BytesPerSecond int64
 }
 
 // BlobPaths and ManifestPaths match the URL paths of blobs and of manifests, for
@@ -90,6 +93,9 @@ func StartProxy(target *Registry, opts ProxyOptions) *Proxy {
 					})
 				}
 			}}
+			if opts.BytesPerSecond > 0 {
+				resp.Body = &throttled{ReadCloser: resp.Body, rate: opts.BytesPerSecond, start: time.Now()}
+			}
 		}
 		return nil
 	}
@@ -135,6 +141,23 @@ func (p *Proxy) Entry(name string) puller.Registry {
 func (p *Proxy) Close() {
 	p.srv.CloseClientConnections()
 	p.srv.Close()
+}
+
+// throttled reads at most rate bytes per second on average.
+type throttled struct {
+	io.ReadCloser
+	rate  int64
+	start time.Time
+	n     int64
+}
+
+func (t *throttled) Read(b []byte) (int, error) {
+	n, err := t.ReadCloser.Read(b[:min(len(b), 32<<10)])
+	t.n += int64(n)
+	if ahead := time.Duration(float64(t.n)/float64(t.rate)*float64(time.Second)) - time.Since(t.start); ahead > 0 {
+		time.Sleep(ahead)
+	}
+	return n, err
 }
 
 // countBytes reports the bytes read from a body.
