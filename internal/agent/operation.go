@@ -120,9 +120,9 @@ func (r *FleetReleaseReconciler) acquire(ctx context.Context, rel *v1alpha1.Flee
 			Spec: coordinationv1.LeaseSpec{HolderIdentity: &me, LeaseDurationSeconds: ptr.To(int32(OperationLeaseDuration / time.Second)),
 				AcquireTime: &now, RenewTime: &now},
 		}
-		if err := r.Client.Create(ctx, &lease); err != nil {
+		if err := r.Create(ctx, &lease); err != nil {
 			if apierrors.IsAlreadyExists(err) {
-				return nil, busyError{holder: "another agent", until: now.Time.Add(time.Second)}
+				return nil, busyError{holder: "another agent", until: now.Add(time.Second)}
 			}
 			return nil, fmt.Errorf("operation Lease %s: %w", key, err)
 		}
@@ -140,9 +140,9 @@ func (r *FleetReleaseReconciler) acquire(ctx context.Context, rel *v1alpha1.Flee
 		lease.Spec.LeaseDurationSeconds = ptr.To(int32(OperationLeaseDuration / time.Second))
 		lease.Spec.AcquireTime, lease.Spec.RenewTime = &now, &now
 		lease.Spec.LeaseTransitions = ptr.To(ptr.Deref(lease.Spec.LeaseTransitions, 0) + 1)
-		if err := r.Client.Update(ctx, &lease); err != nil { // guarded by the resourceVersion read
+		if err := r.Update(ctx, &lease); err != nil { // guarded by the resourceVersion read
 			if apierrors.IsConflict(err) {
-				return nil, busyError{holder: "another agent", until: now.Time.Add(time.Second)}
+				return nil, busyError{holder: "another agent", until: now.Add(time.Second)}
 			}
 			return nil, fmt.Errorf("operation Lease %s: %w", key, err)
 		}
