@@ -57,8 +57,13 @@ const (
 	// DefaultHelmTimeout bounds one Helm install, upgrade or uninstall (hooks included; the
 	// agent does not wait for the release's workloads to run).
 	DefaultHelmTimeout = 5 * time.Minute
-	// DefaultReleaseRetry is how long after a failed install or upgrade the agent tries again.
-	DefaultReleaseRetry = 30 * time.Second
+	// DefaultReleaseBackoffInitial and DefaultReleaseBackoffMax space the attempts at a release
+	// that fails: the n-th retry waits between half and all of min(initial·2ⁿ⁻¹, max).
+	DefaultReleaseBackoffInitial = 10 * time.Second
+	DefaultReleaseBackoffMax     = 5 * time.Minute
+	// baselineRetry is the fixed retry of a failed release before back-off, which
+	// BenchmarkFailingReleases measures as its baseline (fixedRetry).
+	baselineRetry = 30 * time.Second
 	// releaseMaxHistory is how many revisions Helm keeps per release, as `helm upgrade` does.
 	releaseMaxHistory = 10
 )
@@ -103,15 +108,34 @@ type FleetReleaseReconciler struct {
 	Cache *LeaderCache
 	// Timeout bounds one Helm operation; 0 means DefaultHelmTimeout.
 	Timeout time.Duration
-	// Retry is how long after a failure the release is tried again; 0 means DefaultReleaseRetry.
-	Retry time.Duration
+	// Backoff spaces the attempts at a release that keeps failing for the same generation,
+	// chart and values, per release, with jitter; a zero field means DefaultReleaseBackoffInitial
+	// or DefaultReleaseBackoffMax. A success, a new generation, chart or values start over.
+	Backoff puller.Backoff
+	// Identity is this process's holder identity in operation Leases (operation.go); empty
+	// means NewProcessIdentity.
+	Identity string
 	// DriftInterval is how often a deployed release is compared with the cluster (drift.go), with
 	// jitter; 0 turns the drift checks off.
 	DriftInterval time.Duration
 
+	// fixedRetry is the behaviour before back-off, the baseline of BenchmarkFailingReleases:
+	// every attempt writes Installing, and a failure is retried after baselineRetry.
+	fixedRetry bool
+
+	identityOnce sync.Once
 	mu           sync.Mutex
-	deployed     map[types.NamespacedName]string    // hash of the values last deployed, by FleetRelease
-	driftChecked map[types.NamespacedName]time.Time // when the release's drift was last checked
+	deployed     map[types.NamespacedName]string     // hash of the values last deployed, by FleetRelease
+	driftChecked map[types.NamespacedName]time.Time  // when the release's drift was last checked
+	failures     map[types.NamespacedName]retryState // the back-off of failing releases
+}
+
+// retryState is the back-off of a failing release: how many attempts failed in a row for the
+// same inputs (generation, chart digest, values), and when the next is due.
+type retryState struct {
+	inputs   string
+	attempts int
+	next     time.Time
 }
 
 // Reconcile brings one FleetRelease's Helm release to its spec, or uninstalls it.
@@ -122,6 +146,7 @@ func (r *FleetReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		if apierrors.IsNotFound(err) {
 			r.remember(req.NamespacedName, "")
 			r.forgetDrift(req.NamespacedName)
+			r.forgetFailures(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
@@ -142,6 +167,7 @@ func (r *FleetReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		}
 		r.remember(req.NamespacedName, "")
 		r.forgetDrift(req.NamespacedName)
+		r.forgetFailures(req.NamespacedName)
 		return ctrl.Result{}, manager.PatchFinalizers(ctx, r.Client, &rel, v1alpha1.UninstallFinalizer, controllerutil.RemoveFinalizer)
 	}
 	if !controllerutil.ContainsFinalizer(&rel, v1alpha1.UninstallFinalizer) {
@@ -164,7 +190,7 @@ func (r *FleetReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if err != nil {
 		var pending pendingError
 		if !errors.As(err, &pending) {
-			return r.failed(ctx, &rel, status, err)
+			return r.failed(ctx, &rel, status, attemptInputs(&rel, pullDigest, ""), err)
 		}
 		// The Secret's arrival re-queues the release.
 		status.Phase, status.Message = v1alpha1.ReleasePending, err.Error()
@@ -176,16 +202,22 @@ func (r *FleetReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		return r.checkDrift(ctx, &rel, status, log)
 	}
 
+	// A release that failed for these inputs is tried again when its back-off is over, whatever
+	// event comes first.
+	inputs := attemptInputs(&rel, pullDigest, sum)
+	if wait := r.backingOff(req.NamespacedName, inputs); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
 	oci, err := r.Cache.Get(ctx)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	chrt, err := loadChart(oci, pullDigest)
 	if err != nil {
-		return r.failed(ctx, &rel, status, err)
+		return r.failed(ctx, &rel, status, inputs, err)
 	}
 	if err := r.access().ensure(ctx, rel.Spec.Workspace, rel.Spec.Namespace); err != nil {
-		return r.failed(ctx, &rel, status, err)
+		return r.failed(ctx, &rel, status, inputs, err)
 	}
 	cfg, err := r.helm(&rel, log)
 	if err != nil {
@@ -193,24 +225,45 @@ func (r *FleetReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	}
 	last, err := lastRelease(cfg, rel.Spec.ReleaseName)
 	if err != nil {
-		return r.failed(ctx, &rel, status, fmt.Errorf("helm release %s in %s: %w", rel.Spec.ReleaseName, rel.Spec.Namespace, err))
+		return r.failed(ctx, &rel, status, inputs, fmt.Errorf("helm release %s in %s: %w", rel.Spec.ReleaseName, rel.Spec.Namespace, err))
 	}
 	if last != nil && !ownedBy(last, &rel) && !rel.Spec.Adopt {
 		// Nothing to retry: a change of the FleetRelease (adopt) or a restart looks again.
 		status.Phase, status.Message = v1alpha1.ReleaseOwnedElsewhere, ownedElsewhere(last, &rel)
 		return ctrl.Result{}, writeStatus(ctx, r.Client, &rel, &rel.Status, status)
 	}
+	// From here Helm writes: under this process's operation Lease, read again under it.
+	op, err := r.acquire(ctx, &rel, log)
+	if err != nil {
+		return r.waitForOperation(ctx, &rel, status, err)
+	}
+	defer op.release(log)
+	if last, err = lastRelease(cfg, rel.Spec.ReleaseName); err == nil {
+		last, err = r.recoverPending(cfg, &rel, last, op, log)
+	}
+	if err != nil {
+		if errors.As(err, new(busyError)) {
+			return r.waitForOperation(ctx, &rel, status, err)
+		}
+		return r.failed(ctx, &rel, status, inputs, fmt.Errorf("helm release %s in %s: %w", rel.Spec.ReleaseName, rel.Spec.Namespace, err))
+	}
 	// Installing while Helm works: its hooks may take a while even without waiting for readiness.
-	installing := status.DeepCopy()
-	installing.Phase, installing.Message = v1alpha1.ReleaseInstalling, fmt.Sprintf("installing %s-%s", chrt.Metadata.Name, chrt.Metadata.Version)
-	if err := writeStatus(ctx, r.Client, &rel, &rel.Status, installing); err != nil {
-		return ctrl.Result{}, err
+	// A retry after a failure leaves the status Failed until its outcome is known.
+	if !r.retrying(req.NamespacedName, inputs) {
+		installing := status.DeepCopy()
+		installing.Phase, installing.Message = v1alpha1.ReleaseInstalling, fmt.Sprintf("installing %s-%s", chrt.Metadata.Name, chrt.Metadata.Version)
+		if err := writeStatus(ctx, r.Client, &rel, &rel.Status, installing); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	owner := v1alpha1.ReleaseOwner(rel.Spec.Workspace, rel.Spec.App)
 	hr, err := deploy(ctx, cfg, last != nil, rel.Spec.ReleaseName, rel.Spec.Namespace, chrt, values, owner, or(r.Timeout, DefaultHelmTimeout))
 	if err != nil {
-		return r.failed(ctx, &rel, status, fmt.Errorf("helm release %s in %s: %w", rel.Spec.ReleaseName, rel.Spec.Namespace, err))
+		ReleaseAttempts.WithLabelValues("failed").Inc()
+		return r.failed(ctx, &rel, status, inputs, fmt.Errorf("helm release %s in %s: %w", rel.Spec.ReleaseName, rel.Spec.Namespace, err))
 	}
+	ReleaseAttempts.WithLabelValues("deployed").Inc()
+	r.forgetFailures(req.NamespacedName)
 	r.remember(req.NamespacedName, sum)
 	status.Phase, status.Message = v1alpha1.ReleaseDeployed, ""
 	status.Revision = int32(min(hr.Version, 1<<31-1)) //nolint:gosec // bounded
@@ -226,10 +279,85 @@ func (r *FleetReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	return result, writeStatus(ctx, r.Client, &rel, &rel.Status, status)
 }
 
-// failed writes phase Failed with err's message and asks for another try after Retry.
-func (r *FleetReleaseReconciler) failed(ctx context.Context, rel *v1alpha1.FleetRelease, status *v1alpha1.FleetReleaseStatus, err error) (ctrl.Result, error) {
+// failed writes phase Failed with err's message, when that is news, and asks for another try
+// after the release's next back-off delay for inputs.
+func (r *FleetReleaseReconciler) failed(ctx context.Context, rel *v1alpha1.FleetRelease, status *v1alpha1.FleetReleaseStatus, inputs string, err error) (ctrl.Result, error) {
 	status.Phase, status.Message = v1alpha1.ReleaseFailed, err.Error()
-	return ctrl.Result{RequeueAfter: or(r.Retry, DefaultReleaseRetry)}, writeStatus(ctx, r.Client, rel, &rel.Status, status)
+	delay := r.recordFailure(client.ObjectKeyFromObject(rel), inputs)
+	ctrl.LoggerFrom(ctx).V(1).Info("release failed", "release", rel.Spec.ReleaseName, "namespace", rel.Spec.Namespace, "retryIn", delay, "error", err)
+	return ctrl.Result{RequeueAfter: delay}, writeStatus(ctx, r.Client, rel, &rel.Status, status)
+}
+
+// waitForOperation reports a release another live operation holds (a busyError) as Installing
+// and looks again once that operation's Lease would lapse; any other error is returned.
+func (r *FleetReleaseReconciler) waitForOperation(ctx context.Context, rel *v1alpha1.FleetRelease, status *v1alpha1.FleetReleaseStatus, err error) (ctrl.Result, error) {
+	var busy busyError
+	if !errors.As(err, &busy) {
+		return ctrl.Result{}, err
+	}
+	status.Phase, status.Message = v1alpha1.ReleaseInstalling, busy.Error()
+	return ctrl.Result{RequeueAfter: max(time.Until(busy.until), 0) + time.Second}, writeStatus(ctx, r.Client, rel, &rel.Status, status)
+}
+
+// attemptInputs identifies what an attempt at rel deploys: its generation, the chart's digest
+// and the values' hash. The back-off starts over when they change.
+func attemptInputs(rel *v1alpha1.FleetRelease, digest, values string) string {
+	return fmt.Sprintf("%d/%s/%s", rel.Generation, digest, values)
+}
+
+// backingOff is how long the release still waits before its next attempt for inputs; 0 when
+// it is due or did not fail for these inputs.
+func (r *FleetReleaseReconciler) backingOff(key types.NamespacedName, inputs string) time.Duration {
+	if r.fixedRetry {
+		return 0
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if st, ok := r.failures[key]; ok && st.inputs == inputs {
+		return max(time.Until(st.next), 0)
+	}
+	return 0
+}
+
+// retrying tells whether the release's last attempt for inputs failed.
+func (r *FleetReleaseReconciler) retrying(key types.NamespacedName, inputs string) bool {
+	if r.fixedRetry {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st, ok := r.failures[key]
+	return ok && st.inputs == inputs
+}
+
+// recordFailure counts a failed attempt for inputs and returns the delay before the next.
+func (r *FleetReleaseReconciler) recordFailure(key types.NamespacedName, inputs string) time.Duration {
+	if r.fixedRetry {
+		return baselineRetry
+	}
+	b := r.Backoff
+	b.Initial, b.Max = cmp.Or(b.Initial, DefaultReleaseBackoffInitial), cmp.Or(b.Max, DefaultReleaseBackoffMax)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.failures == nil {
+		r.failures = map[types.NamespacedName]retryState{}
+	}
+	st := r.failures[key]
+	if st.inputs != inputs {
+		st = retryState{inputs: inputs}
+	}
+	st.attempts++
+	delay := b.Delay(st.attempts)
+	st.next = time.Now().Add(delay)
+	r.failures[key] = st
+	return delay
+}
+
+// forgetFailures ends the release's back-off: it deployed, or is gone.
+func (r *FleetReleaseReconciler) forgetFailures(key types.NamespacedName) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.failures, key)
 }
 
 // pulledDigest returns the manifest digest of the release's pull, or, while the pull has not
@@ -447,6 +575,12 @@ func (r *FleetReleaseReconciler) uninstall(ctx context.Context, rel *v1alpha1.Fl
 		}
 		return nil
 	}
+	// Not while another live agent operates the release (a busyError: the workqueue retries).
+	op, err := r.acquire(ctx, rel, log)
+	if err != nil {
+		return err
+	}
+	defer op.release(log)
 	uninstall := action.NewUninstall(cfg)
 	uninstall.IgnoreNotFound = true
 	uninstall.Timeout = or(r.Timeout, DefaultHelmTimeout)

@@ -54,6 +54,12 @@ type Options struct {
 	// WorkspaceRole is the ClusterRole bound to each workspace's ServiceAccount in the
 	// namespaces of its releases; empty means DefaultWorkspaceRole.
 	WorkspaceRole string
+	// ReleaseBackoff spaces the attempts at a release that keeps failing; zero fields are
+	// DefaultReleaseBackoffInitial and DefaultReleaseBackoffMax.
+	ReleaseBackoff puller.Backoff
+	// fixedRetry runs the release reconciler as before back-off (BenchmarkFailingReleases'
+	// baseline).
+	fixedRetry bool
 	// DriftInterval is how often each deployed release is compared with the cluster's objects
 	// (with up to 10% jitter); 0 turns drift checks off. BindFlags defaults it to
 	// DefaultDriftInterval.
@@ -82,7 +88,14 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.WorkspaceRole, "workspace-role", DefaultWorkspaceRole, "the `ClusterRole` bound to each workspace's ServiceAccount, which Helm acts as, in the namespaces of its releases")
 	fs.DurationVar(&o.DriftInterval, "drift-interval", DefaultDriftInterval, "how often each deployed Helm release is compared with the cluster's objects, to report the ones changed or deleted there (drift), with up to 10% jitter; 0 turns drift checks off, else at least 1s")
 	fs.DurationVar(&o.Backoff.Max, "backoff-max", puller.DefaultBackoffMax, "longest delay between attempts at a registry that lacks an artifact")
+	fs.DurationVar(&o.ReleaseBackoff.Initial, "release-backoff-initial", DefaultReleaseBackoffInitial, "first delay before a failed Helm release is tried again; doubles per failure of the same generation, chart and values, with jitter")
+	fs.DurationVar(&o.ReleaseBackoff.Max, "release-backoff-max", DefaultReleaseBackoffMax, "longest delay between attempts at a Helm release that keeps failing")
 }
+
+// ShutdownTimeout bounds the agent's stop on SIGTERM: the running Helm operations are cancelled
+// (Helm records them failed) and their operation Leases deleted within it. The chart's
+// terminationGracePeriodSeconds (10 s) is longer.
+const ShutdownTimeout = 8 * time.Second
 
 // Scheme holds every kind the agent reads or writes.
 func Scheme() *runtime.Scheme {
@@ -118,7 +131,9 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, fmt.Errorf("--drift-interval %s: give 0 (no drift checks) or at least %s", o.DriftInterval, MinDriftInterval)
 	}
 	ns := cmp.Or(o.Namespace, ocichain.Namespace)
-	mgr, err := manager.New(cfg, o.Manager, "fleet-controller-agent", Scheme(), CacheOptions(ns))
+	mopts := o.Manager
+	mopts.ShutdownTimeout = cmp.Or(mopts.ShutdownTimeout, ShutdownTimeout)
+	mgr, err := manager.New(cfg, mopts, "fleet-controller-agent", Scheme(), CacheOptions(ns))
 	if err != nil {
 		return nil, err
 	}
@@ -139,6 +154,7 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	releases := &FleetReleaseReconciler{
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Config: mgr.GetConfig(), Namespace: ns,
 		WorkspaceRole: o.WorkspaceRole, Cache: oci, DriftInterval: o.DriftInterval,
+		Backoff: o.ReleaseBackoff, fixedRetry: o.fixedRetry,
 	}
 	if err := releases.SetupWithManager(mgr); err != nil {
 		return nil, err

@@ -53,10 +53,24 @@ var (
 		Name: "fleet_agent_cache_evictions_total",
 		Help: "Artifacts removed from the OCI cache by garbage collection (no OCIPull or FleetRelease referenced them).",
 	})
+
+	// ReleaseAttempts counts the Helm installs and upgrades the agent ran, by result (deployed
+	// or failed): a failing release's attempts follow its back-off.
+	ReleaseAttempts = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "fleet_agent_release_attempts_total",
+		Help: "Helm installs and upgrades of FleetReleases, by result: deployed or failed.",
+	}, []string{"result"})
+
+	// ReleaseRecoveries counts the releases an interrupted operation left pending that the agent
+	// recovered, by the pending status and what it did: rolled-back, uninstalled or failed.
+	ReleaseRecoveries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "fleet_agent_release_recoveries_total",
+		Help: "Releases left pending by an interrupted Helm operation that the agent recovered, by pending status and action (rolled-back, uninstalled, failed).",
+	}, []string{"status", "action"})
 )
 
 func init() {
-	metrics.Registry.MustRegister(Pulls, PullAttempts, PullDuration, PulledBytes, CacheBytes, CacheArtifacts, CacheEvictions)
+	metrics.Registry.MustRegister(Pulls, PullAttempts, PullDuration, PulledBytes, CacheBytes, CacheArtifacts, CacheEvictions, ReleaseAttempts, ReleaseRecoveries)
 }
 
 // observeAttempt records one attempt of the puller.

@@ -29,6 +29,9 @@ type Options struct {
 	LeaderElectionNS       string
 	// Lease timing; a zero LeaseDuration takes controller-runtime's defaults (15 s, 10 s, 2 s).
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	// ShutdownTimeout bounds how long the manager waits for its reconcilers to return once
+	// stopped; zero is controller-runtime's 30 s. Set by the mode, not by a flag.
+	ShutdownTimeout time.Duration
 }
 
 // BindFlags registers the options' flags on fs; lease is the default name of the Lease.
@@ -59,6 +62,9 @@ func New(cfg *rest.Config, o Options, userAgent string, scheme *runtime.Scheme, 
 		LeaderElectionReleaseOnCancel: true,
 		// Tests and benchmarks run several managers in one process.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	}
+	if o.ShutdownTimeout > 0 {
+		mopts.GracefulShutdownTimeout = &o.ShutdownTimeout
 	}
 	if o.LeaseDuration > 0 {
 		mopts.LeaseDuration, mopts.RenewDeadline, mopts.RetryPeriod = &o.LeaseDuration, &o.RenewDeadline, &o.RetryPeriod

@@ -47,6 +47,33 @@ func HelloChart(name, version string) []byte {
 	return PackageChart(name, version, helloTemplate)
 }
 
+// hookTemplate is a pre-install and pre-upgrade hook of HookedChart: a Pod <release>-hook that
+// no kubelet runs on a test-bed cluster, so that Helm waits on it until its phase is set to
+// Succeeded by hand (or until Helm's timeout). Helm deletes it before it creates the next one.
+const hookTemplate = `---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {{ .Release.Name }}-hook
+  annotations:
+    helm.sh/hook: pre-install,pre-upgrade
+    helm.sh/hook-delete-policy: before-hook-creation
+spec:
+  restartPolicy: Never
+  containers:
+    - name: hook
+      image: busybox
+      command: [sleep, "3600"]
+`
+
+// HookedChart is HelloChart with a hook that blocks: before each install and upgrade Helm
+// creates the Pod <release>-hook and waits until its phase is Succeeded, which on a test-bed
+// cluster (no kubelet) happens only when a test sets it. A test can stop the agent while Helm
+// waits there.
+func HookedChart(name, version string) []byte {
+	return PackageChart(name, version, helloTemplate+hookTemplate)
+}
+
 // PackageChart returns the packaged chart (.tgz) name at version whose templates are the YAML
 // documents of templates, with the values greeting: hello. The same arguments make the same
 // bytes.
