@@ -77,9 +77,9 @@ const (
 	// do not reach it. The message names the cluster, since when, and OCM's reason. It clears
 	// when the cluster reports again.
 	ReasonClusterNotReporting = "ClusterNotReporting"
-	ReasonNoClusters         = "NoClusters"
-	ReasonDeliveryFailed     = "DeliveryFailed"
-	ReasonNoRoute            = "NoRoute"
+	ReasonNoClusters          = "NoClusters"
+	ReasonDeliveryFailed      = "DeliveryFailed"
+	ReasonNoRoute             = "NoRoute"
 	// ReasonOrphaned: the app went without its cluster confirming that its work is gone (the
 	// cluster deleted or unavailable past the bound, its namespace terminating, or no
 	// ManifestWork kind on the hub); what the work made may be left on the cluster.

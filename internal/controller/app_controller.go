@@ -238,6 +238,7 @@ func (r *AppReconciler) deliver(ctx context.Context, app *v1alpha1.FleetApp) (ct
 	setNotReporting(st, gen, silent)
 	return result, true, nil
 }
+
 // pending sets the status of an app that waits for reason (msg says what to do): Pending, not
 // Ready; the status is to be written.
 func pending(result ctrl.Result, st *v1alpha1.FleetAppStatus, gen int64, reason, msg string) (ctrl.Result, bool, error) {
@@ -245,7 +246,6 @@ func pending(result ctrl.Result, st *v1alpha1.FleetAppStatus, gen int64, reason,
 	setCondition(&st.Conditions, gen, v1alpha1.ReadyCondition, false, reason, msg)
 	return result, true, nil
 }
-
 
 // appParts are the inputs of an app's work a person can make smaller: its values and its values
 // Secret's key.

@@ -100,7 +100,9 @@ func (r *ClusterJoinReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	// One status write, at the end, when the reconcile reached an account of the join.
 	patch := kube.BeginStatus(&j, &j.Status)
 	report := false
-	defer func() { err = errors.Join(err, patch.Write(ctx, r.Client, report, countWrite(kindClusterJoin, verbStatus))) }()
+	defer func() {
+		err = errors.Join(err, patch.Write(ctx, r.Client, report, countWrite(kindClusterJoin, verbStatus)))
+	}()
 	var result ctrl.Result
 	result, report, err = r.join(ctx, &j)
 	return result, err
