@@ -25,8 +25,8 @@ import (
 // TestStatusMeansApplied runs the routing and apps reconcilers against two clusters with OCM's
 // real work agent, the test bed keeping their leases as OCM does (a 1 s lease: the hub declares
 // a silent cluster Unknown after 5 s), and checks that status says what the clusters did:
-//   - settled, nothing is written: route, ClusterOCIStorages and app keep their resourceVersions
-//     and the controller counts no hub write;
+//   - settled, nothing is written: route, ClusterOCIStorages, app and chart keep their
+//     resourceVersions and the controller counts no hub write;
 //   - with status-01's work agent stopped, a route change is Written at once but not Delivered:
 //     the route stays Delivered=False naming status-01 while status-02 applies it, and
 //     status-01's ClusterOCIStorage is not Ready;
@@ -136,7 +136,9 @@ func TestStatusMeansApplied(t *testing.T) {
 	testkit.Eventually(t, converge, "everything delivered", func() error { return want(delivered) }, explain)
 
 	t.Run("settled, nothing is written", func(t *testing.T) {
-		testkit.Settled(t, hub, 10*time.Second, &rt, &app, st[silent], st[other])
+		// The chart's status is the apps reconciler's too; the works are the agents' to report on.
+		chart := &v1alpha1.FleetChart{ObjectMeta: metav1.ObjectMeta{Namespace: ws, Name: "hello"}}
+		testkit.Settled(t, hub, 10*time.Second, &rt, &app, st[silent], st[other], chart)
 	})
 
 	t.Run("a change the stopped cluster has not applied is not Delivered", func(t *testing.T) {
