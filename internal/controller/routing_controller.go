@@ -330,10 +330,9 @@ func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p w
 		if next := written[cluster]; next != nil {
 			obs = next
 		}
-		switch {
-		case obs == nil:
+		if obs == nil {
 			d.Why = "no work is written for the cluster"
-		default:
+		} else {
 			d.Applied, d.Why = work.Applied(obs)
 		}
 		delivered[cluster] = d

@@ -120,8 +120,7 @@ func TestStatusMeansApplied(t *testing.T) {
 		}
 		conds := map[string][]metav1.Condition{"route": rt.Status.Conditions, "app": app.Status.Conditions, silent: st[silent].Status.Conditions, other: st[other].Status.Conditions}
 		for key, w := range expect {
-			var obj, typ string
-			fmt.Sscan(key, &obj, &typ)
+			obj, typ, _ := strings.Cut(key, " ")
 			if got := cond(conds[obj], typ); got != w {
 				return fmt.Errorf("%s %s is %s, want %s: %s", obj, typ, got, w, message(conds[obj], typ))
 			}
