@@ -534,14 +534,16 @@ func (r *AppRouteReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&v1alpha1.FleetApp{}, handler.EnqueueRequestsFromMapFunc(r.routesOfApp), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&v1alpha1.FleetClusterJoin{}, handler.EnqueueRequestsFromMapFunc(r.routesOfJoin)).
 		Watches(&v1alpha1.FleetSite{}, handler.EnqueueRequestsFromMapFunc(r.routesOfNamespace), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		// The reconciler reads the ManagedCluster's spec (its client config) from the typed cache,
-		// so its cluster events come from that informer too: one fed by the metadata informer
-		// could run before the typed cache has the change, read the old address and never look
-		// again (seen in TestAppsAndRoutesWakeOnClusterRegistration).
+		// The reconciler reads a ManagedCluster from two caches: its labels and annotations from
+		// the metadata one (access, joins), its spec (the client config) from the typed one. The
+		// two informers see a change at different moments, so a reconcile woken by one may read
+		// the other's old copy; waking on both, the later event's reconcile sees both up to date
+		// (without it, TestAppsAndRoutesWakeOnClusterRegistration and
+		// TestRoutesFollowJoinedByAnnotation could miss a change for good).
 		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []ctrl.Request {
 			return r.routesOnCluster(ctx, "", obj.GetName())
 		}), builder.WithPredicates(clusterChanged))
-	return watchAccess(b, r.Client, r.routesOnCluster, false).Complete(r)
+	return watchAccess(b, r.Client, r.routesOnCluster, true).Complete(r)
 }
 
 // routesOnCluster maps a change of access to the routes of ns ("" for all) whose app names
