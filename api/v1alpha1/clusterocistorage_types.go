@@ -66,9 +66,12 @@ type ClusterOCIStorageStatus struct {
 	// +optional
 	PullsOmitted int32 `json:"pullsOmitted,omitempty"`
 
-	// Conditions: Ready is True when the chain shown is the one delivered; False with reason
-	// NoRoute when no route matches, LastGoodChainKept when the new chain names a missing registry
-	// (the previous chain stays delivered), or DeliveryFailed.
+	// Conditions: Written when the cluster's chain as routed now is in its ManifestWork (False
+	// with reason LastGoodChainKept when the new chain names a missing registry and the previous
+	// chain stays, WorkTooLarge or DeliveryFailed); Delivered when the cluster's work agent applied
+	// that work at its current generation (WorkPending until then; Unknown, ClusterNotReporting,
+	// while the cluster does not report); Ready from Written then Delivered, or False with reason
+	// NoRoute when no route matches.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -27,8 +27,17 @@ const (
 	// (NoAgentCredentials).
 	AgentCredentialsCondition = "AgentCredentials"
 
-	// DeliveredCondition (positive) is True when every cluster the route wins has its chain in a
-	// ManifestWork on the hub.
+	// WrittenCondition (positive) is True when what the hub writes for the object is written: for
+	// an OCIStorageRoute, every cluster it wins has the route's chain in its ManifestWork on the
+	// hub; for a ClusterOCIStorage, its cluster has. It says nothing of the cluster: Delivered does.
+	WrittenCondition = "Written"
+
+	// DeliveredCondition (positive) is True when the object is applied on its cluster: the work
+	// agent reported the ManifestWork that carries it Applied (and not un-Available) at the work's
+	// current generation. For an OCIStorageRoute, every cluster it wins has applied its chain. It
+	// is False (WorkPending) while a cluster has not applied the current work, and Unknown
+	// (ClusterNotReporting) while a cluster's agent does not report (FleetApp, ClusterOCIStorage;
+	// False for a route, whose message names the clusters).
 	DeliveredCondition = "Delivered"
 
 	// DeletedCondition (positive) is set on an app or a StorageSiteDeployment that is being
@@ -54,9 +63,23 @@ const (
 	ReasonPushCredentials    = "PushCredentialsDelivered"
 	ReasonNoAgentCredentials = "NoAgentCredentials"
 	ReasonDelivered          = "Delivered"
-	ReasonNoClusters         = "NoClusters"
-	ReasonDeliveryFailed     = "DeliveryFailed"
-	ReasonNoRoute            = "NoRoute"
+	ReasonWritten            = "Written"
+	// ReasonWorkApplied (Delivered True): the cluster's work agent applied the work at its
+	// generation.
+	ReasonWorkApplied = "WorkApplied"
+	// ReasonWorkPending (Delivered False): the work is written but its cluster's work agent has
+	// not reported it applied at its current generation yet; the message says what it reported.
+	ReasonWorkPending = "WorkPending"
+	// ReasonClusterNotReporting (Delivered Unknown or False, Ready too): the cluster's
+	// ManagedCluster is not available: OCM set ManagedClusterConditionAvailable Unknown (its agent
+	// stopped renewing its lease: the cluster is offline or its klusterlet is down) or False (its
+	// apiserver does not answer), so what the hub shows of the cluster is as of then and changes
+	// do not reach it. The message names the cluster, since when, and OCM's reason. It clears
+	// when the cluster reports again.
+	ReasonClusterNotReporting = "ClusterNotReporting"
+	ReasonNoClusters          = "NoClusters"
+	ReasonDeliveryFailed      = "DeliveryFailed"
+	ReasonNoRoute             = "NoRoute"
 	// ReasonOrphaned: the object went without its cluster confirming that its work is gone (the
 	// cluster deleted or unavailable past the bound, its namespace terminating, no ManifestWork
 	// kind on the hub, or the object deleted with the orphan-on-delete annotation); what the work

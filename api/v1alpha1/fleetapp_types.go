@@ -153,9 +153,10 @@ type FleetAppStatus struct {
 	// +optional
 	Drift *ReleaseDrift `json:"drift,omitempty"`
 
-	// Conditions: Delivered (the release request is in a ManifestWork the cluster applied) and
-	// Ready (the release is Deployed at the current generation); both are False with reason
-	// NameTaken when the app's ManifestWork name is held by another object.
+	// Conditions: Delivered (the release request is in a ManifestWork the cluster applied at its
+	// current generation) and Ready (the release is Deployed at the current generation); both are
+	// False with reason NameTaken when the app's ManifestWork name is held by another object, and
+	// Unknown with reason ClusterNotReporting while the cluster does not report.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -127,9 +127,12 @@ type OCIStorageRouteStatus struct {
 	MatchedClusterSample []string `json:"matchedClusterSample,omitempty"`
 
 	// Conditions say whether the route works: Ready, derived from SpecValid, RegistriesResolved,
-	// PriorityConflict and Delivered; Shadowed when every cluster it selects is matched first by an
-	// earlier route; AgentCredentials False when a registry of its chain has no agent credentials,
-	// so that its push credentials are delivered to the clusters instead.
+	// PriorityConflict and Written (its chain is in the ManifestWork of every cluster it wins);
+	// Delivered when every such cluster's work agent applied it (WorkPending until then,
+	// ClusterNotReporting while a cluster does not report); Shadowed when every cluster it
+	// selects is matched first by an earlier route; AgentCredentials False when a registry of its
+	// chain has no agent credentials, so that its push credentials are delivered to the clusters
+	// instead.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -24,7 +24,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -33,6 +32,7 @@ import (
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
 	"github.com/umkim/terraform-provider-fleet/internal/ocichain"
 	"github.com/umkim/terraform-provider-fleet/internal/pullwork"
+	"github.com/umkim/terraform-provider-fleet/internal/work"
 )
 
 // Component is the hub.ComponentLabel value of app works.
@@ -154,7 +154,7 @@ func add(w *workv1.ManifestWork, obj any) error {
 
 // Report is what the app's cluster reported through the work.
 type Report struct {
-	// Delivered: the work is applied at its generation; DeliveryMessage says why not.
+	// Delivered: the work is applied at its generation (work.Applied); DeliveryMessage says why not.
 	Delivered       bool
 	DeliveryMessage string
 	// Pull is the chart's OCIPull; its State is pullwork.Unknown until fresh status came back.
@@ -182,11 +182,7 @@ func (r Release) Phase() string {
 // Read returns what the cluster reported through w; nothing reported reads as Unknown.
 func Read(w *workv1.ManifestWork) (Report, error) {
 	var rep Report
-	applied := meta.FindStatusCondition(w.Status.Conditions, workv1.WorkApplied)
-	rep.Delivered = applied != nil && applied.Status == metav1.ConditionTrue && applied.ObservedGeneration == w.Generation
-	if !rep.Delivered && applied != nil {
-		rep.DeliveryMessage = applied.Message
-	}
+	rep.Delivered, rep.DeliveryMessage = work.Applied(w)
 	pulls, err := pullwork.Read(w)
 	if err != nil {
 		return rep, err

@@ -11,8 +11,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -25,6 +27,7 @@ import (
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/appwork"
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
+	"github.com/umkim/terraform-provider-fleet/internal/kube"
 	"github.com/umkim/terraform-provider-fleet/internal/pullwork"
 	"github.com/umkim/terraform-provider-fleet/internal/work"
 )
@@ -54,8 +57,8 @@ const appFinalizer = "fleet.umkim.io/app"
 const (
 	reasonChartNotFound        = "ChartNotFound"
 	reasonValuesSecretNotFound = "ValuesSecretNotFound"
-	reasonWorkApplied          = "WorkApplied"
-	reasonWorkPending          = "WorkPending"
+	reasonWorkApplied          = v1alpha1.ReasonWorkApplied
+	reasonWorkPending          = v1alpha1.ReasonWorkPending
 )
 
 // Requeue cadence of apps: what the cluster reports comes through the watched work, so these
@@ -104,7 +107,7 @@ type AppReconciler struct {
 }
 
 // Reconcile delivers one app and reports what its cluster answered.
-func (r *AppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *AppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
 	var app v1alpha1.FleetApp
 	if err := r.Get(ctx, req.NamespacedName, &app); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -118,27 +121,35 @@ func (r *AppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		}
 	}
 
-	st := app.Status.DeepCopy()
+	// One status write, at the end, when the reconcile reached an account of the app.
+	patch := kube.BeginStatus(&app, &app.Status)
+	report := false
+	defer func() { err = errors.Join(err, patch.Write(ctx, r.Client, report, countWrite(kindApp, verbStatus))) }()
+	var result ctrl.Result
+	result, report, err = r.deliver(ctx, &app)
+	return result, err
+}
+
+// deliver writes app's work and sets app.Status from what its cluster reported; report says
+// whether the status is an account of the app to write (false when what it needs could not be
+// read: the reconcile is retried).
+func (r *AppReconciler) deliver(ctx context.Context, app *v1alpha1.FleetApp) (ctrl.Result, bool, error) {
+	var result ctrl.Result
+	st := &app.Status
 	st.ObservedGeneration = app.Generation
 	gen := app.Generation
-	result := ctrl.Result{}
 	if app.Spec.ValuesSecretRef != nil {
 		result.RequeueAfter = appRequeueValues
-	}
-	pending := func(reason, msg string) (ctrl.Result, error) {
-		st.Phase, st.Message = v1alpha1.AppPending, msg
-		setCondition(&st.Conditions, gen, v1alpha1.ReadyCondition, false, reason, msg)
-		return result, writeStatus(ctx, r.Client, &app, &app.Status, st, kindApp)
 	}
 	// A missing chart or Secret leaves the work as it is: the release stays installed.
 	var chart v1alpha1.FleetChart
 	err := r.Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: app.Spec.Chart}, &chart)
 	if apierrors.IsNotFound(err) {
 		st.ChartGeneration = 0
-		return pending(reasonChartNotFound, fmt.Sprintf("no FleetChart %s/%s: create it, or fix spec.chart", app.Namespace, app.Spec.Chart))
+		return pending(result, st, gen, reasonChartNotFound, fmt.Sprintf("no FleetChart %s/%s: create it, or fix spec.chart", app.Namespace, app.Spec.Chart))
 	}
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, false, err
 	}
 	st.ChartGeneration = chart.Generation
 	var values *corev1.Secret
@@ -146,80 +157,98 @@ func (r *AppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		values = &corev1.Secret{}
 		err := r.Reader.Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: ref.Name}, values)
 		if apierrors.IsNotFound(err) {
-			msg := fmt.Sprintf("no Secret %s/%s: create it with key %q, or fix spec.valuesSecretRef", app.Namespace, ref.Name, ref.Key)
-			return waits(appWaitValues, reasonValuesSecretNotFound, msg)(pending(reasonValuesSecretNotFound, msg))
+			return waitPending(appWaitValues, result, st, gen, reasonValuesSecretNotFound, fmt.Sprintf("no Secret %s/%s: create it with key %q, or fix spec.valuesSecretRef", app.Namespace, ref.Name, ref.Key))
 		}
 		if err != nil {
-			return ctrl.Result{}, err
+			return ctrl.Result{}, false, err
 		}
 		if _, ok := values.Data[ref.Key]; !ok {
-			msg := fmt.Sprintf("Secret %s/%s has no key %q: add it, or fix spec.valuesSecretRef", app.Namespace, ref.Name, ref.Key)
-			return waits(appWaitValues, reasonValuesSecretNotFound, msg)(pending(reasonValuesSecretNotFound, msg))
+			return waitPending(appWaitValues, result, st, gen, reasonValuesSecretNotFound, fmt.Sprintf("Secret %s/%s has no key %q: add it, or fix spec.valuesSecretRef", app.Namespace, ref.Name, ref.Key))
 		}
 	}
 	cluster, err := getClusterMetadata(ctx, r.Client, app.Spec.Cluster)
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, false, err
 	}
 	if cluster == nil {
 		msg := fmt.Sprintf("no ManagedCluster %q on the hub: join the cluster, or replace the app with one naming a joined cluster", app.Spec.Cluster)
 		setCondition(&st.Conditions, gen, v1alpha1.DeliveredCondition, false, v1alpha1.ReasonClusterNotFound, msg)
-		return pending(v1alpha1.ReasonClusterNotFound, msg)
+		return pending(result, st, gen, v1alpha1.ReasonClusterNotFound, msg)
 	}
 	// A cluster the workspace may not use gets no work; one delivered before it lost the binding
 	// is left as it is, like a missing chart leaves it, so that the release stays installed.
 	ca, err := clusterAccess(ctx, r.Client, app.Namespace, cluster)
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, false, err
 	}
 	if !ca.Allowed() {
 		setCondition(&st.Conditions, gen, v1alpha1.DeliveredCondition, false, v1alpha1.ReasonNotBound, ca.NotBound())
-		return pending(v1alpha1.ReasonNotBound, ca.NotBound())
+		return pending(result, st, gen, v1alpha1.ReasonNotBound, ca.NotBound())
 	}
 
 	// A cluster that no join joins to a site gets no work yet: the app waits, as the plan says.
 	// One delivered before its join went is left as it is, like an unbound one.
 	join, err := joinOfCluster(ctx, r.Client, app.Spec.Cluster)
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, false, err
 	}
 	if join == nil {
 		msg := fmt.Sprintf("cluster %q is not joined to a site: no FleetClusterJoin names it; create one in workspace %s (fleet_cluster_join) naming it, and the app is delivered once it is",
 			app.Spec.Cluster, app.Namespace)
 		setCondition(&st.Conditions, gen, v1alpha1.DeliveredCondition, false, v1alpha1.ReasonNotJoined, msg)
-		return pending(v1alpha1.ReasonNotJoined, msg)
+		return pending(result, st, gen, v1alpha1.ReasonNotJoined, msg)
 	}
 
-	names, observed, err := r.work(ctx, &app)
+	names, observed, err := r.work(ctx, app)
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, false, err
 	}
 	workKey := types.NamespacedName{Namespace: app.Spec.Cluster, Name: names.Work}
-	desired, err := appwork.New(&app, &chart, values, names)
+	desired, err := appwork.New(app, &chart, values, names)
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, false, err
 	}
-	current, err := applyWork(ctx, r.Client, r.Reader, observed, desired, appParts(&app, values)...)
+	current, err := applyWork(ctx, r.Client, r.Reader, observed, desired, appParts(app, values)...)
 	if tl := tooLarge(err); tl != nil {
 		setCondition(&st.Conditions, gen, v1alpha1.DeliveredCondition, false, v1alpha1.ReasonWorkTooLarge, tl.Error())
-		return pending(v1alpha1.ReasonWorkTooLarge, tl.Error())
+		return pending(result, st, gen, v1alpha1.ReasonWorkTooLarge, tl.Error())
 	}
 	if taken, ok := nameTaken(err); ok {
 		st.WorkName = ""
 		setCondition(&st.Conditions, gen, v1alpha1.DeliveredCondition, false, v1alpha1.ReasonNameTaken, taken.Error())
-		return waits(nameTakenRequeue, v1alpha1.ReasonNameTaken, taken.Error())(pending(v1alpha1.ReasonNameTaken, taken.Error()))
+		return waitPending(nameTakenRequeue, result, st, gen, v1alpha1.ReasonNameTaken, taken.Error())
 	}
 	if err != nil {
 		msg := fmt.Sprintf("writing ManifestWork %s: %v", workKey, err)
 		setCondition(&st.Conditions, gen, v1alpha1.DeliveredCondition, false, v1alpha1.ReasonDeliveryFailed, msg)
-		return ctrl.Result{}, errors.Join(err, writeStatus(ctx, r.Client, &app, &app.Status, st, kindApp))
+		return ctrl.Result{}, true, err
 	}
 	rep, err := appwork.Read(current)
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, false, err
 	}
 	appStatus(st, gen, workKey, rep)
-	return result, writeStatus(ctx, r.Client, &app, &app.Status, st, kindApp)
+	silent, err := reportingOf(ctx, r.Client, app.Spec.Cluster)
+	if err != nil {
+		return ctrl.Result{}, false, err
+	}
+	setNotReporting(st, gen, silent)
+	return result, true, nil
+}
+
+// waitPending is pending waited on (kube.Wait): the app is looked at again after after, then
+// with back-off, until what it waits for appears.
+func waitPending(after time.Duration, result ctrl.Result, st *v1alpha1.FleetAppStatus, gen int64, reason, msg string) (ctrl.Result, bool, error) {
+	result, report, _ := pending(result, st, gen, reason, msg)
+	return result, report, kube.Wait(after, reason, errors.New(msg))
+}
+
+// pending sets the status of an app that waits for reason (msg says what to do): Pending, not
+// Ready; the status is to be written.
+func pending(result ctrl.Result, st *v1alpha1.FleetAppStatus, gen int64, reason, msg string) (ctrl.Result, bool, error) {
+	st.Phase, st.Message = v1alpha1.AppPending, msg
+	setCondition(&st.Conditions, gen, v1alpha1.ReadyCondition, false, reason, msg)
+	return result, true, nil
 }
 
 // appParts are the inputs of an app's work a person can make smaller: its values and its values
@@ -330,6 +359,19 @@ func appStatus(st *v1alpha1.FleetAppStatus, gen int64, work types.NamespacedName
 	setCondition(&st.Conditions, gen, v1alpha1.ReadyCondition, st.Phase == v1alpha1.AppDeployed, string(st.Phase), st.Message)
 }
 
+// setNotReporting marks an app whose cluster does not report (silent, nil when it does):
+// Delivered and Ready Unknown, ClusterNotReporting, naming the cluster and since when; the phase
+// and the fields stay what the cluster last reported, which Ready's message repeats.
+func setNotReporting(st *v1alpha1.FleetAppStatus, gen int64, silent *notReporting) {
+	if silent == nil {
+		return
+	}
+	msg := silent.Message()
+	kube.Set(&st.Conditions, gen, v1alpha1.DeliveredCondition, metav1.ConditionUnknown, v1alpha1.ReasonClusterNotReporting, msg)
+	kube.Set(&st.Conditions, gen, v1alpha1.ReadyCondition, metav1.ConditionUnknown, v1alpha1.ReasonClusterNotReporting,
+		fmt.Sprintf("%s; it last reported: %s: %s", msg, st.Phase, st.Message))
+}
+
 // ChartStatusReconciler keeps each FleetChart's status: the apps naming it and the digest one of
 // them pulled. It runs with the apps reconciler.
 type ChartStatusReconciler struct {
@@ -376,7 +418,10 @@ func (r *AppReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&v1alpha1.FleetChart{}, handler.EnqueueRequestsFromMapFunc(r.appsOfChart), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(appOfWork), builder.WithPredicates(component(appwork.Component))).
 		Watches(&v1alpha1.FleetClusterJoin{}, handler.EnqueueRequestsFromMapFunc(r.appsOfJoin),
-			builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deleting)))
+			builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deleting))).
+		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []ctrl.Request {
+			return r.appsNaming(ctx, "", obj.GetName())
+		}), builder.WithPredicates(availabilityChanged))
 	if err := build(watchAccess(b, r.Client, r.appsNaming, true), r); err != nil {
 		return err
 	}

@@ -532,12 +532,15 @@ func (r *AppRouteReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&v1alpha1.FleetApp{}, handler.EnqueueRequestsFromMapFunc(r.routesOfApp), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&v1alpha1.FleetClusterJoin{}, handler.EnqueueRequestsFromMapFunc(r.routesOfJoin)).
 		Watches(&v1alpha1.FleetSite{}, handler.EnqueueRequestsFromMapFunc(r.routesOfNamespace), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		// The hub gateway's address is read from the typed ManagedCluster (its spec), a cache
-		// apart from the metadata one watchAccess watches: its own event, so that a reconcile
-		// woken by the metadata informer before the typed one has the change is woken again.
+		// The reconciler reads a ManagedCluster from two caches: its labels and annotations from
+		// the metadata one (access, joins), its spec (the client config) from the typed one. The
+		// two informers see a change at different moments, so a reconcile woken by one may read
+		// the other's old copy; waking on both, the later event's reconcile sees both up to date
+		// (without it, TestAppsAndRoutesWakeOnClusterRegistration and
+		// TestRoutesFollowJoinedByAnnotation could miss a change for good).
 		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []ctrl.Request {
 			return r.routesOnCluster(ctx, "", obj.GetName())
-		}), builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+		}), builder.WithPredicates(clusterChanged))
 	return build(watchAccess(b, r.Client, r.routesOnCluster, true), r)
 }
 

@@ -169,13 +169,13 @@ func TestChainOverWorkBudget(t *testing.T) {
 
 	testkit.Eventually(t, converge, "route eu WorkTooLarge", func() error {
 		r := v.route("eu")
-		cond := meta.FindStatusCondition(r.Status.Conditions, v1alpha1.DeliveredCondition)
+		cond := meta.FindStatusCondition(r.Status.Conditions, v1alpha1.WrittenCondition)
 		if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != v1alpha1.ReasonWorkTooLarge {
-			return fmt.Errorf("Delivered %+v", cond)
+			return fmt.Errorf("Written %+v", cond)
 		}
 		for _, want := range []string{`registry "mirror-eu"'s CA bundle`, `registry "source"'s CA bundle`, "450 KiB", "500 KiB", "3 clusters"} {
 			if !strings.Contains(cond.Message, want) && !(want == "3 clusters" && strings.Contains(cond.Message, "3 of 3 clusters")) {
-				return fmt.Errorf("Delivered message %q lacks %q", cond.Message, want)
+				return fmt.Errorf("Written message %q lacks %q", cond.Message, want)
 			}
 		}
 		if got := condition(r.Status.Conditions, v1alpha1.ReadyCondition); got != "False/"+v1alpha1.ReasonWorkTooLarge {

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/fleetrules"
+	"github.com/umkim/terraform-provider-fleet/internal/kube"
 )
 
 // +kubebuilder:rbac:groups=fleet.umkim.io,resources=fleetclusterjoins,verbs=get;list;watch;update;patch
@@ -72,7 +74,7 @@ type ClusterJoinReconciler struct {
 }
 
 // Reconcile labels one join's cluster and reports the join's conditions.
-func (r *ClusterJoinReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *ClusterJoinReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
 	var j v1alpha1.FleetClusterJoin
 	if err := r.Get(ctx, req.NamespacedName, &j); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -95,47 +97,55 @@ func (r *ClusterJoinReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 	}
 
-	st := j.Status.DeepCopy()
+	// One status write, at the end, when the reconcile reached an account of the join.
+	patch := kube.BeginStatus(&j, &j.Status)
+	report := false
+	defer func() {
+		err = errors.Join(err, patch.Write(ctx, r.Client, report, countWrite(kindClusterJoin, verbStatus)))
+	}()
+	var result ctrl.Result
+	result, report, err = r.join(ctx, &j)
+	return result, err
+}
+
+// join labels j's cluster and sets j.Status; report says whether the status is an account of
+// the join to write (false when what it needs could not be read: the reconcile is retried).
+func (r *ClusterJoinReconciler) join(ctx context.Context, j *v1alpha1.FleetClusterJoin) (ctrl.Result, bool, error) {
+	st := &j.Status
 	st.ObservedGeneration = j.Generation
 	set := func(typ string, ok bool, reason, msg string) {
 		setCondition(&st.Conditions, j.Generation, typ, ok, reason, msg)
-	}
-	notJoined := func(reason, msg string) (ctrl.Result, error) {
-		st.IngressMethod = ""
-		set(v1alpha1.JoinedCondition, false, reason, msg)
-		set(v1alpha1.ReadyCondition, false, reason, msg)
-		return ctrl.Result{}, writeStatus(ctx, r.Client, &j, &j.Status, st, kindClusterJoin)
 	}
 
 	cluster := managedClusterMetadata()
 	err := r.Get(ctx, types.NamespacedName{Name: j.Spec.Cluster}, cluster)
 	if apierrors.IsNotFound(err) {
 		st.Labels = nil
-		return notJoined(v1alpha1.ReasonClusterNotFound, fmt.Sprintf("no ManagedCluster %q on the hub: it joins once OCM registers it", j.Spec.Cluster))
+		return notJoined(st, j.Generation, v1alpha1.ReasonClusterNotFound, fmt.Sprintf("no ManagedCluster %q on the hub: it joins once OCM registers it", j.Spec.Cluster))
 	}
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, false, err
 	}
-	key := fleetrules.Key(&j)
+	key := fleetrules.Key(j)
 	owner := cluster.GetAnnotations()[v1alpha1.JoinedByAnnotation]
 	ca, err := clusterAccess(ctx, r.Client, j.Namespace, withoutJoinLabels(cluster, key))
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, false, err
 	}
 	if !ca.Allowed() {
 		// The workspace may not use the cluster: nothing is labelled, and what this join set
 		// before (its workspace lost the binding) goes.
 		if owner == key {
 			if _, err := r.label(ctx, cluster, key, nil); err != nil {
-				return ctrl.Result{}, err
+				return ctrl.Result{}, false, err
 			}
 		}
 		st.Labels = nil
-		return notJoined(v1alpha1.ReasonNotBound, ca.NotBound())
+		return notJoined(st, j.Generation, v1alpha1.ReasonNotBound, ca.NotBound())
 	}
 	candidates, err := joinCandidates(ctx, r.Client, cluster)
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, false, err
 	}
 	if holder := fleetrules.JoinOf(j.Spec.Cluster, owner, candidates); holder != nil && fleetrules.Key(holder) != key {
 		st.Labels = nil
@@ -143,7 +153,7 @@ func (r *ClusterJoinReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		if fleetrules.Key(holder) != owner {
 			msg = fmt.Sprintf("FleetClusterJoin %s, created first, joins ManagedCluster %s: a cluster joins one site; delete that join first", fleetrules.Key(holder), j.Spec.Cluster)
 		}
-		return notJoined(v1alpha1.ReasonClusterAlreadyJoined, msg)
+		return notJoined(st, j.Generation, v1alpha1.ReasonClusterAlreadyJoined, msg)
 	}
 	// The owner, if any other, is gone or no longer bound: its labels are taken over, and those
 	// this join does not want are removed below.
@@ -152,26 +162,26 @@ func (r *ClusterJoinReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	err = r.Get(ctx, types.NamespacedName{Namespace: j.Namespace, Name: j.Spec.Site}, &site)
 	siteFound := err == nil
 	if err != nil && !apierrors.IsNotFound(err) {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, false, err
 	}
 	desired := map[string]string{}
 	if siteFound {
-		desired = joinLabels(&j)
+		desired = joinLabels(j)
 	}
 	conflicts, err := r.label(ctx, cluster, key, desired)
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, false, err
 	}
 	st.Labels = ownedLabels(cluster)
 	if !siteFound {
-		return notJoined(v1alpha1.ReasonSiteNotFound, fmt.Sprintf("no FleetSite %s/%s: the cluster is labelled once the site exists", j.Namespace, j.Spec.Site))
+		return notJoined(st, j.Generation, v1alpha1.ReasonSiteNotFound, fmt.Sprintf("no FleetSite %s/%s: the cluster is labelled once the site exists", j.Namespace, j.Spec.Site))
 	}
 	if len(conflicts) > 0 {
-		return notJoined(v1alpha1.ReasonLabelConflict, fmt.Sprintf("ManagedCluster %s has %s, which this join did not set and does not overwrite: remove %s from the cluster, or join another cluster",
+		return notJoined(st, j.Generation, v1alpha1.ReasonLabelConflict, fmt.Sprintf("ManagedCluster %s has %s, which this join did not set and does not overwrite: remove %s from the cluster, or join another cluster",
 			j.Spec.Cluster, strings.Join(conflicts, ", "), plural(len(conflicts), "that label", "those labels")))
 	}
 	if !siteFound {
-		return notJoined(v1alpha1.ReasonSiteNotFound, fmt.Sprintf("no FleetSite %s/%s: the cluster is labelled once the site exists", j.Namespace, j.Spec.Site))
+		return notJoined(st, j.Generation, v1alpha1.ReasonSiteNotFound, fmt.Sprintf("no FleetSite %s/%s: the cluster is labelled once the site exists", j.Namespace, j.Spec.Site))
 	}
 	set(v1alpha1.JoinedCondition, true, v1alpha1.ReasonLabelled,
 		fmt.Sprintf("ManagedCluster %s is labelled %s", j.Spec.Cluster, strings.Join(labelPairs(desired), ", ")))
@@ -180,29 +190,38 @@ func (r *ClusterJoinReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	st.IngressMethod = ""
 	if id == "" {
 		set(v1alpha1.ReadyCondition, true, v1alpha1.ReasonReady, fmt.Sprintf("joined to site %s without an ingress entry", j.Spec.Site))
-		return ctrl.Result{}, writeStatus(ctx, r.Client, &j, &j.Status, st, kindClusterJoin)
+		return ctrl.Result{}, true, nil
 	}
 	entry, ok := site.Entry(id)
 	if !ok {
 		set(v1alpha1.ReadyCondition, false, v1alpha1.ReasonIngressNotFound,
 			fmt.Sprintf("site %s has no ingress entry %q (it has: %s)", j.Spec.Site, id, strings.Join(fleetrules.EntryIDs(&site), ", ")))
-		return ctrl.Result{}, writeStatus(ctx, r.Client, &j, &j.Status, st, kindClusterJoin)
+		return ctrl.Result{}, true, nil
 	}
 	st.IngressMethod = entry.Method
 	if entry.Method == v1alpha1.IngressPortForward {
 		holder, err := r.entryHolder(ctx, j.Namespace, j.Spec.Site, id)
 		if err != nil {
-			return ctrl.Result{}, err
+			return ctrl.Result{}, false, err
 		}
 		if holder != nil && holder.Name != j.Name {
 			set(v1alpha1.ReadyCondition, false, v1alpha1.ReasonIngressTaken,
 				fmt.Sprintf("ingress entry %q of site %s is a port_forward entry, which serves one cluster, and FleetClusterJoin %s (cluster %s) holds it: bind this join to another entry, or use a reverse_proxy entry",
 					id, j.Spec.Site, fleetrules.Key(holder), holder.Spec.Cluster))
-			return ctrl.Result{}, writeStatus(ctx, r.Client, &j, &j.Status, st, kindClusterJoin)
+			return ctrl.Result{}, true, nil
 		}
 	}
 	set(v1alpha1.ReadyCondition, true, v1alpha1.ReasonReady, fmt.Sprintf("joined to site %s through %s entry %q (%s)", j.Spec.Site, entry.Method, id, entry.Address))
-	return ctrl.Result{}, writeStatus(ctx, r.Client, &j, &j.Status, st, kindClusterJoin)
+	return ctrl.Result{}, true, nil
+}
+
+// notJoined sets the status of a join that does not join its cluster (reason, msg): not Joined,
+// not Ready, no ingress method; the status is to be written.
+func notJoined(st *v1alpha1.FleetClusterJoinStatus, gen int64, reason, msg string) (ctrl.Result, bool, error) {
+	st.IngressMethod = ""
+	setCondition(&st.Conditions, gen, v1alpha1.JoinedCondition, false, reason, msg)
+	setCondition(&st.Conditions, gen, v1alpha1.ReadyCondition, false, reason, msg)
+	return ctrl.Result{}, true, nil
 }
 
 // joinLabels are the labels a join puts on its cluster.

@@ -20,7 +20,7 @@ func TestGeneratedRBACSuffices(t *testing.T) {
 		if _, err := v.work(cl); err != nil {
 			t.Errorf("work of %s: %v", cl, err)
 		}
-		if st, err := v.storage(cl); err != nil || condition(st.Status.Conditions, v1alpha1.ReadyCondition) != "True/Delivered" {
+		if st, err := v.storage(cl); err != nil || condition(st.Status.Conditions, v1alpha1.WrittenCondition) != "True/Written" {
 			t.Errorf("ClusterOCIStorage of %s: %v", cl, err)
 		}
 	}

@@ -12,12 +12,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -26,6 +26,7 @@ import (
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
 	"github.com/umkim/terraform-provider-fleet/internal/inventory"
+	"github.com/umkim/terraform-provider-fleet/internal/kube"
 	"github.com/umkim/terraform-provider-fleet/internal/ocichain"
 	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
 	"github.com/umkim/terraform-provider-fleet/internal/routing"
@@ -65,6 +66,7 @@ type workspaceState struct {
 	registries map[string]registrysecret.Registry     // readable registry Secrets, by name
 	works      map[string]*workv1.ManifestWork        // the chain works, by cluster
 	storages   map[string]*v1alpha1.ClusterOCIStorage // by cluster
+	silent     map[string]*notReporting               // the clusters that do not report, by name
 }
 
 // Reconcile brings one workspace (req.Name) to its desired state.
@@ -80,8 +82,8 @@ func (r *RoutingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if plan.err != nil {
 		return ctrl.Result{}, plan.err
 	}
-	failed, err := r.deliver(ctx, ws, plan)
-	return ctrl.Result{}, errors.Join(err, r.writeStatuses(ctx, ws, plan, failed))
+	failed, delivered, err := r.deliver(ctx, ws, plan)
+	return ctrl.Result{}, errors.Join(err, r.writeStatuses(ctx, ws, plan, failed, delivered))
 }
 
 // load reads a workspace from the cache and assembles its routing inventory.
@@ -92,6 +94,7 @@ func (r *RoutingReconciler) load(ctx context.Context, name string) (*workspaceSt
 		bindings clusterv1beta2.ManagedClusterSetBindingList
 		sets     clusterv1beta2.ManagedClusterSetList
 		clusters = managedClusterMetadataList()
+		health   clusterv1.ManagedClusterList
 		works    workv1.ManifestWorkList
 		storages v1alpha1.ClusterOCIStorageList
 	)
@@ -102,7 +105,8 @@ func (r *RoutingReconciler) load(ctx context.Context, name string) (*workspaceSt
 	if len(routes.Items) == 0 && len(works.Items) == 0 && len(storages.Items) == 0 {
 		return &workspaceState{name: name, inv: &inventory.Workspace{Name: name}}, nil // not an OCI storage workspace
 	}
-	if err := r.read(ctx, cacheList{&secrets, in}, cacheList{&bindings, in}, cacheList{&sets, nil}, cacheList{clusters, client.UnsafeDisableDeepCopy}); err != nil {
+	if err := r.read(ctx, cacheList{&secrets, in}, cacheList{&bindings, in}, cacheList{&sets, nil}, cacheList{clusters, client.UnsafeDisableDeepCopy},
+		cacheList{&health, client.UnsafeDisableDeepCopy}); err != nil {
 		return nil, err
 	}
 	lists := inventory.Lists{Clusters: make([]metav1.Object, len(clusters.Items))}
@@ -125,6 +129,12 @@ func (r *RoutingReconciler) load(ctx context.Context, name string) (*workspaceSt
 	ws := &workspaceState{
 		name: name, inv: inventory.Assemble(name, lists, ""), routes: routes.Items,
 		registries: map[string]registrysecret.Registry{}, works: map[string]*workv1.ManifestWork{}, storages: map[string]*v1alpha1.ClusterOCIStorage{},
+		silent: map[string]*notReporting{},
+	}
+	for i := range health.Items {
+		if n := clusterNotReporting(&health.Items[i]); n != nil {
+			ws.silent[n.Cluster] = n
+		}
 	}
 	for i := range lists.Secrets {
 		if reg, err := registrysecret.Decode(&lists.Secrets[i]); err == nil && registrysecret.Is(&lists.Secrets[i]) {
@@ -263,9 +273,14 @@ func (d *deliveryErrors) add(cluster string, err error) {
 }
 
 // deliver writes the works that differ from the plan, deletes those of clusters that get none,
-// and then the ClusterOCIStorages.
-func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p workspacePlan) (map[string]error, error) {
+// and then the ClusterOCIStorages. It returns the failed writes and whether each cluster has
+// applied its work, by cluster.
+func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p workspacePlan) (map[string]error, map[string]chainDelivery, error) {
 	failed := &deliveryErrors{byCluster: map[string]error{}}
+	// The works written in this reconcile, as the hub will hold them: their generation is the
+	// one the work agent must report (one more after a spec change, the apiserver's rule), so that
+	// the status says now what the next reconcile would, and is written once.
+	written := map[string]*workv1.ManifestWork{}
 	w := r.writer()
 	for cluster, obs := range ws.works {
 		if cp := p.clusters[cluster]; cp == nil || (cp.work == nil && cp.kept == "" && cp.tooLarge == nil) {
@@ -279,6 +294,7 @@ func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p w
 		obs := ws.works[cluster]
 		switch {
 		case obs == nil:
+			written[cluster] = cp.work
 			w.do(ctx, kindWork, verbCreate, func(ctx context.Context) error {
 				err := r.Create(ctx, cp.work)
 				if err != nil {
@@ -292,6 +308,11 @@ func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p w
 				metav1.SetMetaDataLabel(&upd.ObjectMeta, k, v)
 			}
 			upd.Spec.Workload, upd.Spec.DeleteOption = cp.work.Spec.Workload, cp.work.Spec.DeleteOption
+			next := upd.DeepCopy()
+			if !specUpToDate(obs, cp.work) {
+				next.Generation++
+			}
+			written[cluster] = next
 			w.do(ctx, kindWork, verbUpdate, func(ctx context.Context) error {
 				err := r.update(ctx, upd, false)
 				if err != nil {
@@ -302,6 +323,20 @@ func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p w
 		}
 	}
 	errWorks := w.wait()
+	delivered := map[string]chainDelivery{}
+	for cluster := range p.clusters {
+		d := chainDelivery{Silent: ws.silent[cluster]}
+		obs := ws.works[cluster]
+		if next := written[cluster]; next != nil {
+			obs = next
+		}
+		if obs == nil {
+			d.Why = "no work is written for the cluster"
+		} else {
+			d.Applied, d.Why = work.Applied(obs)
+		}
+		delivered[cluster] = d
+	}
 
 	w = r.writer()
 	for cluster, obs := range ws.storages {
@@ -316,7 +351,7 @@ func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p w
 				Labels: map[string]string{hub.ManagedByLabel: ManagedBy}}}
 		}
 		desired := obs.DeepCopy()
-		desired.Status = clusterStatus(obs.Status, cp.res, cp.wait, cluster+"/"+WorkName(ws.name), cp.kept, cp.tooLarge, failed.byCluster[cluster])
+		desired.Status = clusterStatus(obs.Status, cp.res, cp.wait, cluster+"/"+WorkName(ws.name), cp.kept, cp.tooLarge, failed.byCluster[cluster], delivered[cluster])
 		if obs.UID != "" && !r.AlwaysWrite && equality.Semantic.DeepEqual(obs.Status, desired.Status) {
 			continue
 		}
@@ -331,11 +366,11 @@ func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p w
 			return r.update(ctx, desired, true)
 		})
 	}
-	return failed.byCluster, errors.Join(errWorks, w.wait())
+	return failed.byCluster, delivered, errors.Join(errWorks, w.wait())
 }
 
 // writeStatuses writes the status of every route of the workspace that differs.
-func (r *RoutingReconciler) writeStatuses(ctx context.Context, ws *workspaceState, p workspacePlan, failed map[string]error) error {
+func (r *RoutingReconciler) writeStatuses(ctx context.Context, ws *workspaceState, p workspacePlan, failed map[string]error, delivered map[string]chainDelivery) error {
 	facts := map[string]*routeFacts{}
 	for i := range ws.routes {
 		name := ws.routes[i].Name
@@ -389,6 +424,22 @@ func (r *RoutingReconciler) writeStatuses(ctx context.Context, ws *workspaceStat
 		if failed[cluster] != nil {
 			f.Failed = append(f.Failed, cluster)
 		}
+		// The route's chain is applied where the cluster applied its current work, and that work
+		// carries the route's chain (not a chain kept from before, nor one over the budget).
+		d := delivered[cluster]
+		if d.Silent != nil {
+			f.Silent = append(f.Silent, d.Silent)
+		}
+		if !d.Applied || d.Silent != nil || cp.work == nil || failed[cluster] != nil {
+			why := d.Why
+			if cp.work == nil || failed[cluster] != nil {
+				why = "its chain is not written (see Written)"
+			}
+			if len(f.Pending) == 0 {
+				f.PendingWhy = why
+			}
+			f.Pending = append(f.Pending, cluster)
+		}
 	}
 	w := r.writer()
 	for i := range ws.routes {
@@ -404,7 +455,7 @@ func (r *RoutingReconciler) writeStatuses(ctx context.Context, ws *workspaceStat
 			if err := r.update(ctx, upd, true); err != nil {
 				return client.IgnoreNotFound(err)
 			}
-			r.recordReady(route, upd)
+			kube.Transitions(r.Recorder, upd, route.Status.Conditions, upd.Status.Conditions, routeEvents...)
 			return nil
 		})
 	}
@@ -428,19 +479,8 @@ func (r *RoutingReconciler) update(ctx context.Context, obj client.Object, statu
 	return r.Update(ctx, obj)
 }
 
-// recordReady records an Event when a route's Ready condition changes status or reason.
-func (r *RoutingReconciler) recordReady(before, after *v1alpha1.OCIStorageRoute) {
-	was := meta.FindStatusCondition(before.Status.Conditions, v1alpha1.ReadyCondition)
-	now := meta.FindStatusCondition(after.Status.Conditions, v1alpha1.ReadyCondition)
-	if r.Recorder == nil || now == nil || was != nil && was.Status == now.Status && was.Reason == now.Reason {
-		return
-	}
-	kind := corev1.EventTypeNormal
-	if now.Status != metav1.ConditionTrue {
-		kind = corev1.EventTypeWarning
-	}
-	r.Recorder.Eventf(after, nil, kind, now.Reason, "Reconcile", "%s", now.Message)
-}
+// routeEvents are the conditions of a route whose transitions are recorded as Events.
+var routeEvents = []kube.Declared{{Type: v1alpha1.ReadyCondition}, {Type: v1alpha1.DeliveredCondition}}
 
 // workspaceOf maps a namespaced object to its namespace's workspace.
 func workspaceOf(_ context.Context, obj client.Object) []ctrl.Request {

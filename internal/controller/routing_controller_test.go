@@ -207,8 +207,11 @@ func TestRoutingWorkspace(t *testing.T) {
 			for _, cl := range clusters {
 				var st *v1alpha1.ClusterOCIStorage
 				testkit.Eventually(t, converge, "ClusterOCIStorage "+cl, func() (err error) { st, err = v.storage(cl); return err })
-				if st.Status.Route != routeName || condition(st.Status.Conditions, v1alpha1.ReadyCondition) != "True/Delivered" {
-					t.Errorf("cluster %s: route %q ready %s, want %q True/Delivered", cl, st.Status.Route, condition(st.Status.Conditions, v1alpha1.ReadyCondition), routeName)
+				// No work agent runs here: the chain is written on the hub, and not applied.
+				if st.Status.Route != routeName || condition(st.Status.Conditions, v1alpha1.WrittenCondition) != "True/Written" ||
+					condition(st.Status.Conditions, v1alpha1.ReadyCondition) != "False/WorkPending" {
+					t.Errorf("cluster %s: route %q written %s ready %s, want %q True/Written False/WorkPending", cl, st.Status.Route,
+						condition(st.Status.Conditions, v1alpha1.WrittenCondition), condition(st.Status.Conditions, v1alpha1.ReadyCondition), routeName)
 				}
 				w, err := v.work(cl)
 				if err != nil {
@@ -392,7 +395,7 @@ func TestRoutingWorkspace(t *testing.T) {
 			if ch := v.chain(w); ch.Route != "shadowed" || ch.Registries[0].Name != "source" {
 				return fmt.Errorf("work carries route %q", ch.Route)
 			}
-			if st, err := v.storage("lab-sandbox"); err != nil || st.Status.Route != "shadowed" || condition(st.Status.Conditions, v1alpha1.ReadyCondition) != "True/Delivered" {
+			if st, err := v.storage("lab-sandbox"); err != nil || st.Status.Route != "shadowed" || condition(st.Status.Conditions, v1alpha1.WrittenCondition) != "True/Written" {
 				return fmt.Errorf("ClusterOCIStorage: %+v %v", st.Status, err)
 			}
 			return nil

@@ -96,6 +96,12 @@ func workUpToDate(observed, desired *workv1.ManifestWork) bool {
 			return false
 		}
 	}
+	return specUpToDate(observed, desired)
+}
+
+// specUpToDate reports whether an observed work's spec carries what desired's does (the part
+// of workUpToDate whose change makes the apiserver bump the work's generation).
+func specUpToDate(observed, desired *workv1.ManifestWork) bool {
 	om, dm := observed.Spec.Workload.Manifests, desired.Spec.Workload.Manifests
 	if len(om) != len(dm) {
 		return false

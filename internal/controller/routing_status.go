@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
+	"github.com/umkim/terraform-provider-fleet/internal/kube"
 	"github.com/umkim/terraform-provider-fleet/internal/routing"
 )
 
@@ -27,6 +28,29 @@ type routeFacts struct {
 	TooLarge            []string          // matched clusters whose chain work is over the budget
 	TooLargeErr         error             // why, for one of them (the chain is the same for all)
 	Failed              []string          // matched clusters whose delivery failed this time
+	// Pending are the matched clusters that have not applied the route's chain (or do not report),
+	// sorted, with why for the first; Silent those of them that do not report.
+	Pending    []string
+	PendingWhy string
+	Silent     []*notReporting
+}
+
+// routeSummary declares what a route's Ready is derived from, in the order a person fixes
+// them. Shadowed and AgentCredentials inform and do not count; nor does Delivered: a route is
+// Ready when it is in effect on the hub (valid, resolved, without conflict, its chains written
+// for every cluster it wins), and Delivered says whether those clusters have applied it.
+var routeSummary = kube.Summary{
+	{Type: v1alpha1.SpecValidCondition, Polarity: kube.NormalTrue},
+	{Type: v1alpha1.RegistriesResolvedCondition, Polarity: kube.NormalTrue},
+	{Type: v1alpha1.PriorityConflictCondition, Polarity: kube.AbnormalTrue},
+	{Type: v1alpha1.WrittenCondition, Polarity: kube.NormalTrue},
+}
+
+// storageSummary declares what a ClusterOCIStorage's Ready is derived from: its chain written,
+// then applied on the cluster.
+var storageSummary = kube.Summary{
+	{Type: v1alpha1.WrittenCondition, Polarity: kube.NormalTrue},
+	{Type: v1alpha1.DeliveredCondition, Polarity: kube.NormalTrue},
 }
 
 // routeStatus computes a route's status from its facts, keeping the transition times of the
@@ -52,8 +76,11 @@ func routeStatus(route *v1alpha1.OCIStorageRoute, f routeFacts) v1alpha1.OCIStor
 	setPriorityConflictCondition(&st.Conditions, gen, f.Conflict)
 	setShadowedCondition(&st.Conditions, gen, f.Shadow)
 	setAgentCredentialsCondition(&st.Conditions, gen, f.Push, f.Withheld)
-	setDeliveredCondition(&st.Conditions, gen, f)
-	setReadyCondition(&st.Conditions, gen, len(f.Matched))
+	setWrittenCondition(&st.Conditions, gen, f)
+	setRouteDeliveredCondition(&st.Conditions, gen, f)
+	matched := len(f.Matched)
+	routeSummary.Ready(&st.Conditions, gen, v1alpha1.ReasonReady,
+		fmt.Sprintf("%d %s resolve%s to this route", matched, plural(matched, "cluster", "clusters"), plural(matched, "s", "")))
 	return st
 }
 
@@ -120,56 +147,64 @@ func setAgentCredentialsCondition(conds *[]metav1.Condition, gen int64, push, wi
 	}
 }
 
-func setDeliveredCondition(conds *[]metav1.Condition, gen int64, f routeFacts) {
+func setWrittenCondition(conds *[]metav1.Condition, gen int64, f routeFacts) {
 	switch {
 	case len(f.Failed) > 0:
-		setCondition(conds, gen, v1alpha1.DeliveredCondition, false, v1alpha1.ReasonDeliveryFailed,
+		setCondition(conds, gen, v1alpha1.WrittenCondition, false, v1alpha1.ReasonDeliveryFailed,
 			fmt.Sprintf("the chain could not be written for %d of %d clusters, e.g. %q; retrying", len(f.Failed), len(f.Matched), f.Failed[0]))
 	case len(f.TooLarge) > 0:
-		setCondition(conds, gen, v1alpha1.DeliveredCondition, false, v1alpha1.ReasonWorkTooLarge,
+		setCondition(conds, gen, v1alpha1.WrittenCondition, false, v1alpha1.ReasonWorkTooLarge,
 			fmt.Sprintf("the chain is not delivered to %d of %d clusters, which keep the chain delivered before: %v", len(f.TooLarge), len(f.Matched), f.TooLargeErr))
 	case f.Kept > 0:
-		setCondition(conds, gen, v1alpha1.DeliveredCondition, false, v1alpha1.ReasonLastGoodChainKept,
+		setCondition(conds, gen, v1alpha1.WrittenCondition, false, v1alpha1.ReasonLastGoodChainKept,
 			fmt.Sprintf("%d of %d clusters keep the chain delivered before, because this chain names a registry that cannot be used", f.Kept, len(f.Matched)))
 	case len(f.Matched) == 0:
-		setCondition(conds, gen, v1alpha1.DeliveredCondition, true, v1alpha1.ReasonNoClusters, "no cluster resolves to this route")
+		setCondition(conds, gen, v1alpha1.WrittenCondition, true, v1alpha1.ReasonNoClusters, "no cluster resolves to this route")
 	default:
-		setCondition(conds, gen, v1alpha1.DeliveredCondition, true, v1alpha1.ReasonDelivered,
-			fmt.Sprintf("the chain is delivered to %d %s", len(f.Matched), plural(len(f.Matched), "cluster", "clusters")))
+		setCondition(conds, gen, v1alpha1.WrittenCondition, true, v1alpha1.ReasonWritten,
+			fmt.Sprintf("the chain is written to the ManifestWork of each of its %d %s on the hub", len(f.Matched), plural(len(f.Matched), "cluster", "clusters")))
 	}
 }
 
-// setReadyCondition derives Ready from the specific conditions: the first abnormal one, in the
-// order a person fixes them, gives the reason.
-func setReadyCondition(conds *[]metav1.Condition, gen int64, matched int) {
-	for _, c := range *conds {
-		abnormal := c.Status == metav1.ConditionFalse
-		switch c.Type {
-		case v1alpha1.PriorityConflictCondition:
-			abnormal = c.Status == metav1.ConditionTrue
-		case v1alpha1.ShadowedCondition, v1alpha1.AgentCredentialsCondition, v1alpha1.ReadyCondition:
-			continue // informational, or Ready itself
-		}
-		if abnormal {
-			setCondition(conds, gen, v1alpha1.ReadyCondition, false, c.Reason, c.Message)
-			return
-		}
+// setRouteDeliveredCondition says whether every cluster the route wins has applied its chain.
+func setRouteDeliveredCondition(conds *[]metav1.Condition, gen int64, f routeFacts) {
+	n := len(f.Matched)
+	switch {
+	case n == 0:
+		setCondition(conds, gen, v1alpha1.DeliveredCondition, true, v1alpha1.ReasonNoClusters, "no cluster resolves to this route")
+	case len(f.Silent) > 0:
+		setCondition(conds, gen, v1alpha1.DeliveredCondition, false, v1alpha1.ReasonClusterNotReporting,
+			fmt.Sprintf("%d of %d clusters do not report, so the route's chain is not known to be applied there: %s", len(f.Silent), n, f.Silent[0].Message()))
+	case len(f.Pending) > 0:
+		setCondition(conds, gen, v1alpha1.DeliveredCondition, false, v1alpha1.ReasonWorkPending,
+			fmt.Sprintf("%d of %d clusters have not applied the route's chain yet, e.g. %q: %s", len(f.Pending), n, f.Pending[0], f.PendingWhy))
+	default:
+		setCondition(conds, gen, v1alpha1.DeliveredCondition, true, v1alpha1.ReasonWorkApplied,
+			fmt.Sprintf("the chain is applied on %d %s", n, plural(n, "cluster", "clusters")))
 	}
-	setCondition(conds, gen, v1alpha1.ReadyCondition, true, v1alpha1.ReasonReady,
-		fmt.Sprintf("%d %s resolve%s to this route", matched, plural(matched, "cluster", "clusters"), plural(matched, "s", "")))
+}
+
+// chainDelivery is whether a cluster has applied the chain work the hub holds for it.
+type chainDelivery struct {
+	Applied bool
+	Why     string        // why not, when not
+	Silent  *notReporting // the cluster does not report: nothing it shows is current
 }
 
 // clusterStatus computes a ClusterOCIStorage's status from the cluster's resolution now, its
 // replication wait (in Go's form, e.g. 10m0s), its ManifestWork ("<namespace>/<name>"), the
 // registry that stops its new chain from being delivered (kept, "" when none), why its work is
-// over the work budget (nil when not) and the error of writing its work. It shows what is delivered; the agent's fields are kept.
-func clusterStatus(obs v1alpha1.ClusterOCIStorageStatus, res routing.Resolution, wait, work, kept string, tooLarge, failed error) v1alpha1.ClusterOCIStorageStatus {
+// over the work budget (nil when not), the error of writing its work and whether the cluster
+// applied the work. It shows what is delivered; the agent's fields are kept.
+func clusterStatus(obs v1alpha1.ClusterOCIStorageStatus, res routing.Resolution, wait, work, kept string, tooLarge, failed error, d chainDelivery) v1alpha1.ClusterOCIStorageStatus {
 	st := *obs.DeepCopy()
 	switch {
 	case !res.Matched():
 		st.Route, st.MatchedBy, st.Chain, st.ReplicationWait, st.Work = "", "", nil, "", ""
+		kube.Keep(&st.Conditions, v1alpha1.ReadyCondition)
 		setCondition(&st.Conditions, 0, v1alpha1.ReadyCondition, false, v1alpha1.ReasonNoRoute,
 			"no route of the workspace matches this cluster; add it to a route or create a default route")
+		return st
 	case kept != "":
 		msg := fmt.Sprintf("route %q names registry %q, which cannot be used; ", res.Route, kept)
 		if st.Work == "" {
@@ -177,19 +212,34 @@ func clusterStatus(obs v1alpha1.ClusterOCIStorageStatus, res routing.Resolution,
 		} else {
 			msg += fmt.Sprintf("the chain delivered before (%s) stays in place", strings.Join(st.Chain, ", "))
 		}
-		setCondition(&st.Conditions, 0, v1alpha1.ReadyCondition, false, v1alpha1.ReasonLastGoodChainKept, msg)
+		setCondition(&st.Conditions, 0, v1alpha1.WrittenCondition, false, v1alpha1.ReasonLastGoodChainKept, msg)
 	case tooLarge != nil:
-		setCondition(&st.Conditions, 0, v1alpha1.ReadyCondition, false, v1alpha1.ReasonWorkTooLarge,
+		setCondition(&st.Conditions, 0, v1alpha1.WrittenCondition, false, v1alpha1.ReasonWorkTooLarge,
 			fmt.Sprintf("the chain of route %q is not delivered: %v", res.Route, tooLarge))
 	case failed != nil:
-		setCondition(&st.Conditions, 0, v1alpha1.ReadyCondition, false, v1alpha1.ReasonDeliveryFailed,
+		setCondition(&st.Conditions, 0, v1alpha1.WrittenCondition, false, v1alpha1.ReasonDeliveryFailed,
 			fmt.Sprintf("the chain of route %q could not be written to ManifestWork %s: %v; retrying", res.Route, work, failed))
 	default:
 		st.Route, st.MatchedBy, st.ReplicationWait, st.Work = res.Route, res.MatchedBy.Path().CRD(), wait, work
 		st.Chain = append([]string(nil), res.Registries...)
-		setCondition(&st.Conditions, 0, v1alpha1.ReadyCondition, true, v1alpha1.ReasonDelivered,
-			fmt.Sprintf("the chain of route %q is delivered in ManifestWork %s", res.Route, work))
+		setCondition(&st.Conditions, 0, v1alpha1.WrittenCondition, true, v1alpha1.ReasonWritten,
+			fmt.Sprintf("the chain of route %q is written to ManifestWork %s on the hub", res.Route, work))
 	}
+	// Delivered is about the work the hub holds for the cluster, whose chain the status shows.
+	switch {
+	case d.Silent != nil:
+		kube.Set(&st.Conditions, 0, v1alpha1.DeliveredCondition, metav1.ConditionUnknown, v1alpha1.ReasonClusterNotReporting, d.Silent.Message())
+	case st.Work == "":
+		setCondition(&st.Conditions, 0, v1alpha1.DeliveredCondition, false, v1alpha1.ReasonWorkPending, "no chain is written for the cluster")
+	case d.Applied:
+		setCondition(&st.Conditions, 0, v1alpha1.DeliveredCondition, true, v1alpha1.ReasonWorkApplied,
+			fmt.Sprintf("ManifestWork %s is applied on the cluster", st.Work))
+	default:
+		setCondition(&st.Conditions, 0, v1alpha1.DeliveredCondition, false, v1alpha1.ReasonWorkPending,
+			fmt.Sprintf("waiting for the cluster's work agent to apply ManifestWork %s%s", st.Work, suffix(d.Why)))
+	}
+	storageSummary.Ready(&st.Conditions, 0, v1alpha1.ReasonDelivered,
+		fmt.Sprintf("the chain of route %q is delivered in ManifestWork %s", st.Route, st.Work))
 	return st
 }
 

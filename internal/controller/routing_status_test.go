@@ -31,25 +31,41 @@ func TestRouteStatus(t *testing.T) {
 			name:  "ready",
 			facts: routeFacts{Matched: []string{"c1", "c2"}},
 			want: map[string]string{"Ready": "True/Ready", "SpecValid": "True/Valid", "RegistriesResolved": "True/RegistriesResolved",
-				"PriorityConflict": "False/NoConflict", "Shadowed": "False/NotShadowed", "AgentCredentials": "True/AgentCredentialsOnly", "Delivered": "True/Delivered"},
-			inMsg: map[string]string{"Ready": "2 clusters resolve", "Delivered": "delivered to 2 clusters"},
+				"PriorityConflict": "False/NoConflict", "Shadowed": "False/NotShadowed", "AgentCredentials": "True/AgentCredentialsOnly",
+				"Written": "True/Written", "Delivered": "True/WorkApplied"},
+			inMsg: map[string]string{"Ready": "2 clusters resolve", "Written": "ManifestWork of each of its 2 clusters", "Delivered": "applied on 2 clusters"},
+		},
+		{
+			name:  "written but not applied yet is Ready, not Delivered",
+			facts: routeFacts{Matched: []string{"c1", "c2"}, Pending: []string{"c2"}, PendingWhy: "the work agent last reported generation 1, not 2"},
+			want:  map[string]string{"Ready": "True/Ready", "Written": "True/Written", "Delivered": "False/WorkPending"},
+			inMsg: map[string]string{"Delivered": `1 of 2 clusters have not applied the route's chain yet, e.g. "c2": the work agent last reported generation 1, not 2`},
+		},
+		{
+			name: "a cluster not reporting",
+			facts: routeFacts{Matched: []string{"c1", "c2"}, Pending: []string{"c1"}, Silent: []*notReporting{{Cluster: "c1", Status: metav1.ConditionUnknown,
+				Reason: "ManagedClusterLeaseUpdateStopped", Since: metav1.NewTime(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))}}},
+			want: map[string]string{"Ready": "True/Ready", "Written": "True/Written", "Delivered": "False/ClusterNotReporting"},
+			inMsg: map[string]string{"Delivered": `1 of 2 clusters do not report, so the route's chain is not known to be applied there: cluster "c1" has not reported since 2026-12-01T10:00:00Z: ` +
+				`its ManagedCluster's ManagedClusterConditionAvailable is Unknown (ManagedClusterLeaseUpdateStopped)`},
 		},
 		{
 			name:  "invalid spec shows CRD paths and nothing else",
 			facts: routeFacts{Problems: []string{"spec.clusterSelectors[0].matchLabels[\"bad key\"]: not a label key"}},
-			want:  map[string]string{"Ready": "False/InvalidSpec", "SpecValid": "False/InvalidSpec", "Delivered": "", "Shadowed": ""},
+			want:  map[string]string{"Ready": "False/InvalidSpec", "SpecValid": "False/InvalidSpec", "Delivered": "", "Written": "", "Shadowed": ""},
 			inMsg: map[string]string{"Ready": "spec.clusterSelectors[0]"},
 		},
 		{
 			name:  "missing registry",
-			facts: routeFacts{Missing: []string{"mirror"}, Matched: []string{"c1"}, Kept: 1},
-			want:  map[string]string{"Ready": "False/RegistryNotFound", "RegistriesResolved": "False/RegistryNotFound", "Delivered": "False/LastGoodChainKept"},
-			inMsg: map[string]string{"RegistriesResolved": `"mirror", which is not a registry Secret`, "Delivered": "1 of 1 clusters keep"},
+			facts: routeFacts{Missing: []string{"mirror"}, Matched: []string{"c1"}, Kept: 1, Pending: []string{"c1"}, PendingWhy: "its chain is not written (see Written)"},
+			want: map[string]string{"Ready": "False/RegistryNotFound", "RegistriesResolved": "False/RegistryNotFound", "Written": "False/LastGoodChainKept",
+				"Delivered": "False/WorkPending"},
+			inMsg: map[string]string{"RegistriesResolved": `"mirror", which is not a registry Secret`, "Written": "1 of 1 clusters keep", "Delivered": "see Written"},
 		},
 		{
 			name:  "unreadable registry",
 			facts: routeFacts{Unreadable: []string{"broken"}},
-			want:  map[string]string{"Ready": "False/RegistryInvalid", "RegistriesResolved": "False/RegistryInvalid", "Delivered": "True/NoClusters"},
+			want:  map[string]string{"Ready": "False/RegistryInvalid", "RegistriesResolved": "False/RegistryInvalid", "Written": "True/NoClusters", "Delivered": "True/NoClusters"},
 		},
 		{
 			name:  "shared priority",
@@ -82,9 +98,9 @@ func TestRouteStatus(t *testing.T) {
 		},
 		{
 			name:  "failed delivery",
-			facts: routeFacts{Matched: []string{"c1", "c2"}, Failed: []string{"c2"}},
-			want:  map[string]string{"Ready": "False/DeliveryFailed", "Delivered": "False/DeliveryFailed"},
-			inMsg: map[string]string{"Delivered": `1 of 2 clusters, e.g. "c2"`},
+			facts: routeFacts{Matched: []string{"c1", "c2"}, Failed: []string{"c2"}, Pending: []string{"c2"}},
+			want:  map[string]string{"Ready": "False/DeliveryFailed", "Written": "False/DeliveryFailed", "Delivered": "False/WorkPending"},
+			inMsg: map[string]string{"Written": `1 of 2 clusters, e.g. "c2"`},
 		},
 		{
 			name:  "sample is bounded",
@@ -137,22 +153,29 @@ func TestClusterStatus(t *testing.T) {
 		res       routing.Resolution
 		kept      string
 		failed    error
+		delivery  chainDelivery
 		wantRoute string
 		wantChain string
 		wantReady string
 		wantInMsg string
 		wantBy    string
 	}{
-		{name: "delivered", obs: delivered, res: res, wantRoute: "eu", wantChain: "mirror,source", wantReady: "True/Delivered", wantBy: "spec.clusterSelectors[1]"},
+		{name: "delivered", obs: delivered, res: res, delivery: chainDelivery{Applied: true}, wantRoute: "eu", wantChain: "mirror,source", wantReady: "True/Delivered",
+			wantInMsg: `the chain of route "eu" is delivered in ManifestWork eu-01/oci-chain-ws`, wantBy: "spec.clusterSelectors[1]"},
+		{name: "written, not applied", obs: delivered, res: res, delivery: chainDelivery{Why: "the work agent last reported generation 1, not 2"},
+			wantRoute: "eu", wantChain: "mirror,source", wantReady: "False/WorkPending",
+			wantInMsg: "waiting for the cluster's work agent to apply ManifestWork eu-01/oci-chain-ws (the work agent last reported generation 1, not 2)"},
+		{name: "not reporting", obs: delivered, res: res, delivery: chainDelivery{Applied: true, Silent: &notReporting{Cluster: "eu-01", Status: metav1.ConditionUnknown, Reason: "ManagedClusterLeaseUpdateStopped"}},
+			wantRoute: "eu", wantChain: "mirror,source", wantReady: "Unknown/ClusterNotReporting", wantInMsg: `cluster "eu-01" has not reported since`},
 		{name: "no route", obs: delivered, res: routing.Resolution{Cluster: "eu-01"}, wantReady: "False/NoRoute", wantInMsg: "create a default route"},
-		{name: "last good chain kept", obs: delivered, res: res, kept: "mirror", wantRoute: "old", wantChain: "source", wantReady: "False/LastGoodChainKept",
+		{name: "last good chain kept", obs: delivered, res: res, kept: "mirror", delivery: chainDelivery{Applied: true}, wantRoute: "old", wantChain: "source", wantReady: "False/LastGoodChainKept",
 			wantInMsg: `names registry "mirror", which cannot be used; the chain delivered before (source) stays`},
 		{name: "nothing delivered before", res: res, kept: "mirror", wantReady: "False/LastGoodChainKept", wantInMsg: "has none"},
 		{name: "write failed", obs: delivered, res: res, failed: errors.New("namespace eu-01 not found"), wantRoute: "old", wantChain: "source",
 			wantReady: "False/DeliveryFailed", wantInMsg: "namespace eu-01 not found"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st := clusterStatus(tc.obs, tc.res, "10m", "eu-01/oci-chain-ws", tc.kept, nil, tc.failed)
+			st := clusterStatus(tc.obs, tc.res, "10m", "eu-01/oci-chain-ws", tc.kept, nil, tc.failed, tc.delivery)
 			c := meta.FindStatusCondition(st.Conditions, "Ready")
 			if st.Route != tc.wantRoute || join(st.Chain) != tc.wantChain || c == nil || string(c.Status)+"/"+c.Reason != tc.wantReady || !strings.Contains(c.Message, tc.wantInMsg) {
 				t.Errorf("route %q chain %v ready %+v; want %q %q %s ~%q", st.Route, st.Chain, c, tc.wantRoute, tc.wantChain, tc.wantReady, tc.wantInMsg)

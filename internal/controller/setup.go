@@ -206,7 +206,8 @@ func (r *RoutingReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&clusterv1beta2.ManagedClusterSet{}, handler.EnqueueRequestsFromMapFunc(r.workspacesBinding)).
 		WatchesMetadata(managedClusterMetadata(), routingClusterHandler(r), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(workspaceOfWork),
-			builder.WithPredicates(component(componentOCIChain), predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+			builder.WithPredicates(component(componentOCIChain), predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, workReported))).
+		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.workspacesOfCluster), builder.WithPredicates(availabilityChanged)).
 		Watches(&v1alpha1.ClusterOCIStorage{}, ns, builder.WithPredicates(predicate.Funcs{
 			UpdateFunc: func(e event.UpdateEvent) bool { return false }, // its own status writes
 		}))
@@ -219,6 +220,23 @@ func workspaceOfWork(_ context.Context, obj client.Object) []ctrl.Request {
 		return []ctrl.Request{{NamespacedName: types.NamespacedName{Name: ws}}}
 	}
 	return nil
+}
+
+// workspacesOfCluster maps a ManagedCluster to the workspaces that hold a ClusterOCIStorage of
+// it: those whose status says whether it reports.
+func (r *RoutingReconciler) workspacesOfCluster(ctx context.Context, obj client.Object) []ctrl.Request {
+	var storages v1alpha1.ClusterOCIStorageList
+	if err := r.List(ctx, &storages, client.UnsafeDisableDeepCopy); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing ClusterOCIStorages")
+		return nil
+	}
+	var out []ctrl.Request
+	for i := range storages.Items {
+		if storages.Items[i].Name == obj.GetName() {
+			out = append(out, ctrl.Request{NamespacedName: types.NamespacedName{Name: storages.Items[i].Namespace}})
+		}
+	}
+	return out
 }
 
 // workspacesBinding maps a ManagedClusterSet to the workspaces bound to it.

@@ -57,6 +57,11 @@ func writeStatus[S any](ctx context.Context, c client.Client, obj client.Object,
 	return c.Status().Update(ctx, obj)
 }
 
+// countWrite counts one write of resource by verb in the writes metric.
+func countWrite(resource, verb string) func() {
+	return func() { Writes.WithLabelValues(resource, verb).Inc() }
+}
+
 // writer runs a reconcile's writes with bounded concurrency.
 type writer struct{ g errgroup.Group }
 

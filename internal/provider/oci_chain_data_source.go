@@ -77,8 +77,9 @@ func (d *ociChainDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 					"the controller is not installed or has not handled the cluster yet — and the provider resolved the routes itself."},
 			"delivery": schema.StringAttribute{Computed: true,
 				MarkdownDescription: "The controller's account of the delivery, the message of the ClusterOCIStorage's `Ready` condition: that the chain " +
-					"is delivered in a ManifestWork, or for instance that the chain delivered before stays in place because the route now names a " +
-					"registry that cannot be used. Null when `resolved_by` is `provider`."},
+					"is delivered in a ManifestWork the cluster's work agent applied; that the work is written and waits for the agent to apply it; " +
+					"that the cluster does not report (`ClusterNotReporting`, naming since when); or for instance that the chain delivered before " +
+					"stays in place because the route now names a registry that cannot be used. Null when `resolved_by` is `provider`."},
 		},
 	}
 }

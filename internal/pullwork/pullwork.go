@@ -20,7 +20,6 @@ import (
 	"slices"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -28,6 +27,7 @@ import (
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
 	"github.com/umkim/terraform-provider-fleet/internal/ocichain"
+	hubwork "github.com/umkim/terraform-provider-fleet/internal/work"
 )
 
 // Component is the hub.ComponentLabel value of pull works.
@@ -139,8 +139,7 @@ func (p Pull) Artifact() string {
 
 // Read returns the pulls a work asks for, in order, each with the status its feedback carries.
 func Read(w *workv1.ManifestWork) ([]Pull, error) {
-	applied := meta.FindStatusCondition(w.Status.Conditions, workv1.WorkApplied)
-	current := applied != nil && applied.Status == metav1.ConditionTrue && applied.ObservedGeneration == w.Generation
+	current, _ := hubwork.Applied(w)
 	var pulls []Pull
 	for i, m := range w.Spec.Workload.Manifests {
 		var obj v1alpha1.OCIPull

@@ -119,6 +119,10 @@ type FleetOptions struct {
 	Output io.Writer
 	// AgentArgs are extra flags for every work agent, e.g. "--v=4".
 	AgentArgs []string
+	// LeaseDuration is each ManagedCluster's spec.leaseDurationSeconds (whole seconds): its lease
+	// is renewed that often while its work agent runs, and the hub sets it Available Unknown
+	// LeaseDurationTimes durations after the agent stops (lease.go); zero means OCM's 60 s.
+	LeaseDuration time.Duration
 }
 
 // Fleet is a running hub with workload clusters.
@@ -129,9 +133,11 @@ type Fleet struct {
 	// Dir is the temporary folder holding every cluster's folder; Stop removes it.
 	Dir string
 
-	ownHub   bool
-	stopOnce sync.Once
-	stopErr  error
+	ownHub    bool
+	lease     time.Duration
+	leaseStop chan struct{}
+	stopOnce  sync.Once
+	stopErr   error
 }
 
 // Cluster is one workload cluster of a fleet and its work agent.
@@ -165,6 +171,7 @@ type Cluster struct {
 	timeout  time.Duration
 	output   io.Writer
 	extra    []string
+	lease    time.Duration
 	apiLog   *tail
 	etcdLog  *tail
 
@@ -210,7 +217,11 @@ func StartFleet(ctx context.Context, opts FleetOptions) (*Fleet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("local fleet folder: %w", err)
 	}
-	f := &Fleet{Dir: dir, Hub: opts.Hub}
+	lease := opts.LeaseDuration.Truncate(time.Second)
+	if lease <= 0 {
+		lease = DefaultLeaseDuration
+	}
+	f := &Fleet{Dir: dir, Hub: opts.Hub, lease: lease}
 	if err := writeOwner(dir); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
@@ -223,7 +234,7 @@ func StartFleet(ctx context.Context, opts FleetOptions) (*Fleet, error) {
 			Name: name, Dir: filepath.Join(dir, name),
 			Kubeconfig: filepath.Join(dir, name, "kubeconfig"), HubKubeconfig: filepath.Join(dir, name, "hub-kubeconfig"),
 			AgentKubeconfig: filepath.Join(dir, name, "agent-kubeconfig"),
-			binDir:          binDir, syncEach: syncEach, timeout: timeout, output: opts.Output, extra: opts.AgentArgs,
+			binDir:          binDir, syncEach: syncEach, timeout: timeout, output: opts.Output, extra: opts.AgentArgs, lease: lease,
 			apiLog: &tail{max: logTail}, etcdLog: &tail{max: logTail},
 		})
 	}
@@ -276,6 +287,8 @@ func StartFleet(ctx context.Context, opts FleetOptions) (*Fleet, error) {
 			return fail(err)
 		}
 	}
+	f.leaseStop = make(chan struct{})
+	go f.watchLeases(f.leaseStop)
 	return f, nil
 }
 
@@ -365,6 +378,9 @@ func (f *Fleet) Cluster(name string) *Cluster {
 func (f *Fleet) Stop() error {
 	f.stopOnce.Do(func() {
 		var errs []error
+		if f.leaseStop != nil {
+			close(f.leaseStop)
+		}
 		for _, c := range f.Clusters {
 			errs = append(errs, c.StopAgent())
 		}
@@ -483,19 +499,23 @@ func (c *Cluster) register(ctx context.Context) error {
 	// The registration agent reports the cluster's apiserver URL and CA (its
 	// --spoke-external-server-urls); the hub admin accepts the cluster, as `clusteradm accept` does.
 	clientConfigs := []clusterv1.ClientConfig{{URL: c.APIServerURL(), CABundle: c.Config.CAData}}
+	leaseSeconds := int32(c.lease / time.Second)
 	var mc clusterv1.ManagedCluster
 	switch err := hc.Get(ctx, types.NamespacedName{Name: c.Name}, &mc); {
 	case apierrors.IsNotFound(err):
 		mc = clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: c.Name},
-			Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true, ManagedClusterClientConfigs: clientConfigs}}
+			Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true, ManagedClusterClientConfigs: clientConfigs, LeaseDurationSeconds: leaseSeconds}}
 		if err := hc.Create(ctx, &mc); err != nil {
 			return err
 		}
 	case err != nil:
 		return err
-	case !mc.Spec.HubAcceptsClient || len(mc.Spec.ManagedClusterClientConfigs) == 0:
+	case !mc.Spec.HubAcceptsClient || len(mc.Spec.ManagedClusterClientConfigs) == 0 || mc.Spec.LeaseDurationSeconds != leaseSeconds:
+		if !mc.Spec.HubAcceptsClient || len(mc.Spec.ManagedClusterClientConfigs) == 0 {
+			mc.Spec.ManagedClusterClientConfigs = clientConfigs
+		}
 		mc.Spec.HubAcceptsClient = true
-		mc.Spec.ManagedClusterClientConfigs = clientConfigs
+		mc.Spec.LeaseDurationSeconds = leaseSeconds
 		if err := hc.Update(ctx, &mc); err != nil {
 			return err
 		}
@@ -682,6 +702,7 @@ func (c *Cluster) StartAgent(ctx context.Context) error {
 	defer timer.Stop()
 	select {
 	case <-a.ready.done:
+		go c.renewLease(a)
 		return nil
 	case <-a.Done():
 		return fmt.Errorf("cluster %s: the work agent exited: %v%s", c.Name, a.Err(), a.tail.report(AgentBinary))
