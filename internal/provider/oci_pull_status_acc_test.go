@@ -131,7 +131,7 @@ data "fleet_oci_pull_status" "none" {
 					resource.TestCheckResourceAttr(all, "pulls.1.route", "edge"),
 					resource.TestCheckNoResourceAttr(all, "pulls.1.digest"),
 					resource.TestCheckResourceAttrSet(all, "pulls.1.message"),
-					resource.TestCheckNoResourceAttr(all, "pulls.1.next_retry"), // set while WaitingForArtifact only
+					resource.TestCheckResourceAttrSet(all, "pulls.1.next_retry"), // a Failed pull says when it starts over
 					resource.TestCheckResourceAttrWith(all, "pulls.1.attempts", func(v string) error {
 						if v == "" || v == "0" {
 							return fmt.Errorf("attempts %q, want at least 1", v)
