@@ -217,6 +217,9 @@ func (r *AppReconciler) deliver(ctx context.Context, app *v1alpha1.FleetApp) (ct
 	if tl := tooLarge(err); tl != nil { // a stall: nothing was written, and Stalled says why
 		setCondition(&st.Conditions, gen, v1alpha1.DeliveredCondition, false, v1alpha1.ReasonWorkTooLarge, tl.Error())
 		result, report, _ := pending(result, st, gen, v1alpha1.ReasonWorkTooLarge, tl.Error())
+		if app.Spec.ValuesSecretRef != nil { // no watch shows the Secret shrink: a wait, not a stall
+			return result, report, kube.Wait(appRequeueValues, v1alpha1.ReasonWorkTooLarge, tl)
+		}
 		return result, report, kube.Stall(v1alpha1.ReasonWorkTooLarge, tl)
 	}
 	if taken, ok := nameTaken(err); ok {

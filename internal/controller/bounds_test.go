@@ -263,6 +263,19 @@ func TestAppValuesOverWorkBudget(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKeyFromObject(app), got); err != nil || got.ResourceVersion != rv {
 		t.Errorf("a stalled app is written again: resourceVersion %s → %s (%v)", rv, got.ResourceVersion, err)
 	}
+	// Over the budget through its values Secret, which no watch shows shrink: WorkTooLarge, naming
+	// the Secret's key, but a wait (looked at again), not a stall.
+	v.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ws, Name: "huge-values"}, Data: map[string][]byte{"values.yaml": []byte("blob: " + strings.Repeat("v", 460<<10))}},
+		v.app("huge-secret", "hello", func(a *v1alpha1.FleetApp) {
+			a.Spec.ValuesSecretRef = &v1alpha1.SecretKeyRef{Name: "huge-values", Key: "values.yaml"}
+		}))
+	viaSecret := v.appIs("huge-secret", v1alpha1.AppPending, v1alpha1.ReasonWorkTooLarge, nil)
+	if d := meta.FindStatusCondition(viaSecret.Status.Conditions, v1alpha1.DeliveredCondition); d == nil || !strings.Contains(d.Message, `key "values.yaml" of values Secret`) {
+		t.Errorf("Delivered %+v, want it to name the Secret's key", d)
+	}
+	if got := condition(viaSecret.Status.Conditions, kube.StalledCondition); got != "<none>" {
+		t.Errorf("an app over the budget through its values Secret is Stalled (%s): no watch would wake it", got)
+	}
 
 	// Smaller values: the work is written.
 	var cur v1alpha1.FleetApp
