@@ -128,7 +128,7 @@ func (r *AppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl
 		if report {
 			kube.SetStalled(&app.Status.Conditions, app.Generation, err)
 		}
-		err = errors.Join(err, patch.Write(ctx, r.Client, report, countWrite(kindApp, verbStatus)))
+		err = errors.Join(err, patch.Write(ctx, r.Client, report, countStatusWrite(kindApp)))
 	}()
 	var result ctrl.Result
 	result, report, err = r.deliver(ctx, &app)

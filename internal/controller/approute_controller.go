@@ -186,19 +186,18 @@ func (r *AppRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_
 		if report {
 			kube.SetStalled(&route.Status.Conditions, route.Generation, err)
 		}
-		err = errors.Join(err, patch.Write(ctx, r.Client, report, countWrite(kindAppRoute, verbStatus)))
+		err = errors.Join(err, patch.Write(ctx, r.Client, report, countStatusWrite(kindAppRoute)))
 	}()
-	var result ctrl.Result
-	result, report, err = r.publish(ctx, &route)
-	return result, err
+	report, err = r.publish(ctx, &route)
+	return ctrl.Result{}, err
 }
 
 // publish publishes route as it asks now and sets route.Status to say so; report says whether
 // the status is an account of the route to write (false when what it needs could not be read).
-func (r *AppRouteReconciler) publish(ctx context.Context, route *v1alpha1.FleetAppRoute) (ctrl.Result, bool, error) {
+func (r *AppRouteReconciler) publish(ctx context.Context, route *v1alpha1.FleetAppRoute) (bool, error) {
 	pub, reason, msg, err := r.publication(ctx, route)
 	if err != nil {
-		return ctrl.Result{}, false, err
+		return false, err
 	}
 	st := &route.Status
 	st.ObservedGeneration, st.Cluster, st.URL, st.Published = route.Generation, pub.cluster, "", ""
@@ -212,7 +211,7 @@ func (r *AppRouteReconciler) publish(ctx context.Context, route *v1alpha1.FleetA
 		if taken, ok := nameTaken(err); ok {
 			st.Published = ""
 			setCondition(&st.Conditions, route.Generation, v1alpha1.ReadyCondition, false, v1alpha1.ReasonNameTaken, taken.Error())
-			return ctrl.Result{}, true, kube.Wait(nameTakenRequeue, v1alpha1.ReasonNameTaken, taken)
+			return true, kube.Wait(nameTakenRequeue, v1alpha1.ReasonNameTaken, taken)
 		}
 	}
 	if err == nil && pub.configMap != nil {
@@ -222,12 +221,12 @@ func (r *AppRouteReconciler) publish(ctx context.Context, route *v1alpha1.FleetA
 	if tl := tooLarge(err); tl != nil { // a stall: nothing was written, and Stalled says why
 		st.Published = ""
 		setCondition(&st.Conditions, route.Generation, v1alpha1.ReadyCondition, false, v1alpha1.ReasonWorkTooLarge, tl.Error())
-		return ctrl.Result{}, true, kube.Stall(v1alpha1.ReasonWorkTooLarge, tl)
+		return true, kube.Stall(v1alpha1.ReasonWorkTooLarge, tl)
 	}
 	if err != nil {
 		st.Published = ""
 		setCondition(&st.Conditions, route.Generation, v1alpha1.ReadyCondition, false, reasonPublishFailed, err.Error())
-		return ctrl.Result{}, true, err
+		return true, err
 	}
 	if st.Published != "" {
 		scheme := "http"
@@ -238,9 +237,9 @@ func (r *AppRouteReconciler) publish(ctx context.Context, route *v1alpha1.FleetA
 	}
 	setCondition(&st.Conditions, route.Generation, v1alpha1.ReadyCondition, reason == reasonPublished || reason == reasonUnpublished, reason, msg)
 	if reason == reasonConfigMapTaken { // ConfigMaps are not watched: look again for its removal
-		return ctrl.Result{}, true, kube.Wait(nameTakenRequeue, reason, errors.New(msg))
+		return true, kube.Wait(nameTakenRequeue, reason, errors.New(msg))
 	}
-	return ctrl.Result{}, true, nil
+	return true, nil
 }
 
 // publication is what route should publish now, with the Ready reason and message that say so.

@@ -75,7 +75,7 @@ func (r *SiteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctr
 
 	// One status write, at the end: the site's account of its edge, also when writing it failed.
 	patch := kube.BeginStatus(&site, &site.Status)
-	defer func() { err = errors.Join(err, patch.Write(ctx, r.Client, true, countWrite(kindSite, verbStatus))) }()
+	defer func() { err = errors.Join(err, patch.Write(ctx, r.Client, true, countStatusWrite(kindSite))) }()
 	st := &site.Status
 	gen := site.Generation
 	st.ObservedGeneration, st.JoinedClusters, st.EdgeConfigMap = gen, int32(len(ready)), cmKey.Name

@@ -125,7 +125,7 @@ func (r *StorageSiteReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		if report {
 			kube.SetStalled(&d.Status.Conditions, d.Generation, err)
 		}
-		err = errors.Join(err, patch.Write(ctx, r.Client, report, countWrite(kindStorageSite, verbStatus)))
+		err = errors.Join(err, patch.Write(ctx, r.Client, report, countStatusWrite(kindStorageSite)))
 	}()
 	var result ctrl.Result
 	result, report, err = r.deliver(ctx, &d, workKey, legacyKey)
