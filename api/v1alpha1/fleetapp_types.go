@@ -156,7 +156,9 @@ type FleetAppStatus struct {
 	// Conditions: Delivered (the release request is in a ManifestWork the cluster applied at its
 	// current generation) and Ready (the release is Deployed at the current generation); both are
 	// False with reason NameTaken when the app's ManifestWork name is held by another object, and
-	// Unknown with reason ClusterNotReporting while the cluster does not report.
+	// Unknown with reason ClusterNotReporting while the cluster does not report. Stalled (True,
+	// reason WorkTooLarge) while the app's work is over the work budget and no values Secret
+	// could change it; Ready then repeats it.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

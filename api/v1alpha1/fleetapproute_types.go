@@ -108,7 +108,8 @@ type FleetAppRouteStatus struct {
 
 	// Conditions: Ready (the route is published as its mode says; reasons Published,
 	// AppNotFound, NotJoined, NoHubGateway, NoIngress, HostTaken, InvalidPath, WildcardHost,
-	// HostOutsideDomain, ConfigMapTaken, NameTaken, NotBound, PublishFailed, Unpublished).
+	// HostOutsideDomain, ConfigMapTaken, NameTaken, NotBound, PublishFailed, Unpublished);
+	// Stalled (True, reason WorkTooLarge) while the route's work is over the work budget.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

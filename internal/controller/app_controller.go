@@ -11,7 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
@@ -121,10 +120,16 @@ func (r *AppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl
 		}
 	}
 
-	// One status write, at the end, when the reconcile reached an account of the app.
+	// One status write, at the end, when the reconcile reached an account of the app; Stalled
+	// (and Ready following it) from how the reconcile ended.
 	patch := kube.BeginStatus(&app, &app.Status)
 	report := false
-	defer func() { err = errors.Join(err, patch.Write(ctx, r.Client, report, countWrite(kindApp, verbStatus))) }()
+	defer func() {
+		if report {
+			kube.SetStalled(&app.Status.Conditions, app.Generation, err)
+		}
+		err = errors.Join(err, patch.Write(ctx, r.Client, report, countStatusWrite(kindApp)))
+	}()
 	var result ctrl.Result
 	result, report, err = r.deliver(ctx, &app)
 	return result, err
@@ -209,9 +214,13 @@ func (r *AppReconciler) deliver(ctx context.Context, app *v1alpha1.FleetApp) (ct
 		return ctrl.Result{}, false, err
 	}
 	current, err := applyWork(ctx, r.Client, r.Reader, observed, desired, appParts(app, values)...)
-	if tl := tooLarge(err); tl != nil {
+	if tl := tooLarge(err); tl != nil { // a stall: nothing was written, and Stalled says why
 		setCondition(&st.Conditions, gen, v1alpha1.DeliveredCondition, false, v1alpha1.ReasonWorkTooLarge, tl.Error())
-		return pending(result, st, gen, v1alpha1.ReasonWorkTooLarge, tl.Error())
+		result, report, _ := pending(result, st, gen, v1alpha1.ReasonWorkTooLarge, tl.Error())
+		if app.Spec.ValuesSecretRef != nil { // no watch shows the Secret shrink: a wait, not a stall
+			return result, report, kube.Wait(appRequeueValues, v1alpha1.ReasonWorkTooLarge, tl)
+		}
+		return result, report, kube.Stall(v1alpha1.ReasonWorkTooLarge, tl)
 	}
 	if taken, ok := nameTaken(err); ok {
 		st.WorkName = ""
@@ -232,7 +241,7 @@ func (r *AppReconciler) deliver(ctx context.Context, app *v1alpha1.FleetApp) (ct
 	if err != nil {
 		return ctrl.Result{}, false, err
 	}
-	setNotReporting(st, gen, silent)
+	setNotReporting(&st.Conditions, gen, silent, string(st.Phase), st.Message)
 	return result, true, nil
 }
 
@@ -357,19 +366,6 @@ func appStatus(st *v1alpha1.FleetAppStatus, gen int64, work types.NamespacedName
 		st.Phase, st.Message = v1alpha1.AppInstalling, fmt.Sprintf("%s is pulled from %s; Helm installs it%s", pull.Artifact(), ps.Registry, suffix(rel.Status.Message))
 	}
 	setCondition(&st.Conditions, gen, v1alpha1.ReadyCondition, st.Phase == v1alpha1.AppDeployed, string(st.Phase), st.Message)
-}
-
-// setNotReporting marks an app whose cluster does not report (silent, nil when it does):
-// Delivered and Ready Unknown, ClusterNotReporting, naming the cluster and since when; the phase
-// and the fields stay what the cluster last reported, which Ready's message repeats.
-func setNotReporting(st *v1alpha1.FleetAppStatus, gen int64, silent *notReporting) {
-	if silent == nil {
-		return
-	}
-	msg := silent.Message()
-	kube.Set(&st.Conditions, gen, v1alpha1.DeliveredCondition, metav1.ConditionUnknown, v1alpha1.ReasonClusterNotReporting, msg)
-	kube.Set(&st.Conditions, gen, v1alpha1.ReadyCondition, metav1.ConditionUnknown, v1alpha1.ReasonClusterNotReporting,
-		fmt.Sprintf("%s; it last reported: %s: %s", msg, st.Phase, st.Message))
 }
 
 // ChartStatusReconciler keeps each FleetChart's status: the apps naming it and the digest one of

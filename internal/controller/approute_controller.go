@@ -29,6 +29,7 @@ import (
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/fleetrules"
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
+	"github.com/umkim/terraform-provider-fleet/internal/kube"
 )
 
 // +kubebuilder:rbac:groups=fleet.umkim.io,resources=fleetapproutes,verbs=get;list;watch;patch
@@ -157,7 +158,7 @@ type routePublication struct {
 }
 
 // Reconcile publishes one route and reports it.
-func (r *AppRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *AppRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
 	var route v1alpha1.FleetAppRoute
 	if err := r.Get(ctx, req.NamespacedName, &route); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -177,13 +178,30 @@ func (r *AppRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		}
 	}
 
-	pub, reason, msg, err := r.publication(ctx, &route)
+	// One status write, at the end, when the reconcile reached an account of the route; Stalled
+	// (and Ready following it) from how the reconcile ended.
+	patch := kube.BeginStatus(&route, &route.Status)
+	report := false
+	defer func() {
+		if report {
+			kube.SetStalled(&route.Status.Conditions, route.Generation, err)
+		}
+		err = errors.Join(err, patch.Write(ctx, r.Client, report, countStatusWrite(kindAppRoute)))
+	}()
+	report, err = r.publish(ctx, &route)
+	return ctrl.Result{}, err
+}
+
+// publish publishes route as it asks now and sets route.Status to say so; report says whether
+// the status is an account of the route to write (false when what it needs could not be read).
+func (r *AppRouteReconciler) publish(ctx context.Context, route *v1alpha1.FleetAppRoute) (bool, error) {
+	pub, reason, msg, err := r.publication(ctx, route)
 	if err != nil {
-		return ctrl.Result{}, err
+		return false, err
 	}
-	st := route.Status.DeepCopy()
+	st := &route.Status
 	st.ObservedGeneration, st.Cluster, st.URL, st.Published = route.Generation, pub.cluster, "", ""
-	err = r.unpublish(ctx, &route, pub)
+	err = r.unpublish(ctx, route, pub)
 	if err == nil && pub.work != nil {
 		var observed workv1.ManifestWork
 		if err = r.Get(ctx, client.ObjectKeyFromObject(pub.work), &observed); client.IgnoreNotFound(err) == nil {
@@ -193,22 +211,22 @@ func (r *AppRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		if taken, ok := nameTaken(err); ok {
 			st.Published = ""
 			setCondition(&st.Conditions, route.Generation, v1alpha1.ReadyCondition, false, v1alpha1.ReasonNameTaken, taken.Error())
-			return waits(nameTakenRequeue, v1alpha1.ReasonNameTaken, taken.Error())(ctrl.Result{}, writeStatus(ctx, r.Client, &route, &route.Status, st, kindAppRoute))
+			return true, kube.Wait(nameTakenRequeue, v1alpha1.ReasonNameTaken, taken)
 		}
 	}
 	if err == nil && pub.configMap != nil {
 		err = r.applyConfigMap(ctx, pub.observed, pub.configMap)
 		st.Published = pub.configMap.Namespace + "/" + pub.configMap.Name
 	}
-	if tl := tooLarge(err); tl != nil { // a stall: nothing was written
+	if tl := tooLarge(err); tl != nil { // a stall: nothing was written, and Stalled says why
 		st.Published = ""
 		setCondition(&st.Conditions, route.Generation, v1alpha1.ReadyCondition, false, v1alpha1.ReasonWorkTooLarge, tl.Error())
-		return stalls(v1alpha1.ReasonWorkTooLarge, tl)(ctrl.Result{}, writeStatus(ctx, r.Client, &route, &route.Status, st, kindAppRoute))
+		return true, kube.Stall(v1alpha1.ReasonWorkTooLarge, tl)
 	}
 	if err != nil {
 		st.Published = ""
 		setCondition(&st.Conditions, route.Generation, v1alpha1.ReadyCondition, false, reasonPublishFailed, err.Error())
-		return ctrl.Result{}, errors.Join(err, writeStatus(ctx, r.Client, &route, &route.Status, st, kindAppRoute))
+		return true, err
 	}
 	if st.Published != "" {
 		scheme := "http"
@@ -219,9 +237,9 @@ func (r *AppRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	}
 	setCondition(&st.Conditions, route.Generation, v1alpha1.ReadyCondition, reason == reasonPublished || reason == reasonUnpublished, reason, msg)
 	if reason == reasonConfigMapTaken { // ConfigMaps are not watched: look again for its removal
-		return waits(nameTakenRequeue, reason, msg)(ctrl.Result{}, writeStatus(ctx, r.Client, &route, &route.Status, st, kindAppRoute))
+		return true, kube.Wait(nameTakenRequeue, reason, errors.New(msg))
 	}
-	return ctrl.Result{}, writeStatus(ctx, r.Client, &route, &route.Status, st, kindAppRoute)
+	return true, nil
 }
 
 // publication is what route should publish now, with the Ready reason and message that say so.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/appwork"
+	"github.com/umkim/terraform-provider-fleet/internal/kube"
 	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
 	"github.com/umkim/terraform-provider-fleet/internal/testkit"
 )
@@ -220,7 +222,9 @@ func TestChainOverWorkBudget(t *testing.T) {
 }
 
 // TestAppValuesOverWorkBudget: an app whose values make its work larger than the budget gets
-// WorkTooLarge naming its spec.values, and no work; with smaller values its work is written.
+// WorkTooLarge naming its spec.values, and no work: a stall, Stalled=True/WorkTooLarge with the
+// same message and Ready following it, after which the app is not written again while it stays
+// so; with smaller values its work is written and Stalled goes.
 func TestAppValuesOverWorkBudget(t *testing.T) {
 	const ws, cluster = "bounds-apps", "bounds-app-01"
 	_, c := startHub(t)
@@ -245,6 +249,33 @@ func TestAppValuesOverWorkBudget(t *testing.T) {
 	if err := c.Get(ctx, key, &workv1.ManifestWork{}); !apierrors.IsNotFound(err) {
 		t.Errorf("work %s: %v, want none written", key, err)
 	}
+	stalled := meta.FindStatusCondition(got.Status.Conditions, kube.StalledCondition)
+	if stalled == nil || stalled.Status != metav1.ConditionTrue || stalled.Reason != v1alpha1.ReasonWorkTooLarge || stalled.Message != cond.Message ||
+		stalled.ObservedGeneration != got.Generation {
+		t.Errorf("Stalled %+v, want True/WorkTooLarge at generation %d with Delivered's message", stalled, got.Generation)
+	}
+	if ready := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ReadyCondition); ready.Message != cond.Message {
+		t.Errorf("Ready's message %q, want Stalled's", ready.Message)
+	}
+	// Stalled: no requeue, nothing written.
+	rv := got.ResourceVersion
+	time.Sleep(3 * time.Second)
+	if err := c.Get(ctx, client.ObjectKeyFromObject(app), got); err != nil || got.ResourceVersion != rv {
+		t.Errorf("a stalled app is written again: resourceVersion %s → %s (%v)", rv, got.ResourceVersion, err)
+	}
+	// Over the budget through its values Secret, which no watch shows shrink: WorkTooLarge, naming
+	// the Secret's key, but a wait (looked at again), not a stall.
+	v.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ws, Name: "huge-values"}, Data: map[string][]byte{"values.yaml": []byte("blob: " + strings.Repeat("v", 460<<10))}},
+		v.app("huge-secret", "hello", func(a *v1alpha1.FleetApp) {
+			a.Spec.ValuesSecretRef = &v1alpha1.SecretKeyRef{Name: "huge-values", Key: "values.yaml"}
+		}))
+	viaSecret := v.appIs("huge-secret", v1alpha1.AppPending, v1alpha1.ReasonWorkTooLarge, nil)
+	if d := meta.FindStatusCondition(viaSecret.Status.Conditions, v1alpha1.DeliveredCondition); d == nil || !strings.Contains(d.Message, `key "values.yaml" of values Secret`) {
+		t.Errorf("Delivered %+v, want it to name the Secret's key", d)
+	}
+	if got := condition(viaSecret.Status.Conditions, kube.StalledCondition); got != "<none>" {
+		t.Errorf("an app over the budget through its values Secret is Stalled (%s): no watch would wake it", got)
+	}
 
 	// Smaller values: the work is written.
 	var cur v1alpha1.FleetApp
@@ -265,6 +296,9 @@ func TestAppValuesOverWorkBudget(t *testing.T) {
 			if got := condition(a.Status.Conditions, typ); strings.HasSuffix(got, v1alpha1.ReasonWorkTooLarge) {
 				return fmt.Errorf("%s %s", typ, got)
 			}
+		}
+		if got := condition(a.Status.Conditions, kube.StalledCondition); got != "<none>" {
+			return fmt.Errorf("Stalled %s", got)
 		}
 		return nil
 	})

@@ -101,7 +101,7 @@ func (r *ClusterJoinReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	patch := kube.BeginStatus(&j, &j.Status)
 	report := false
 	defer func() {
-		err = errors.Join(err, patch.Write(ctx, r.Client, report, countWrite(kindClusterJoin, verbStatus)))
+		err = errors.Join(err, patch.Write(ctx, r.Client, report, countStatusWrite(kindClusterJoin)))
 	}()
 	var result ctrl.Result
 	result, report, err = r.join(ctx, &j)

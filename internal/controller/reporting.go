@@ -14,6 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
+	"github.com/umkim/terraform-provider-fleet/internal/kube"
 )
 
 // notReporting is why what the hub shows of a cluster is stale: OCM's ManagedClusterConditionAvailable
@@ -100,4 +103,18 @@ var workReported = predicate.Funcs{
 		}
 		return false
 	},
+}
+
+// setNotReporting marks an object whose cluster does not report (silent, nil when it does):
+// Delivered and Ready Unknown, ClusterNotReporting, naming the cluster and since when. Its phase
+// and fields stay what the cluster last reported (phase, message), which Ready's message repeats.
+// Apps and storage deployments use it.
+func setNotReporting(conds *[]metav1.Condition, gen int64, silent *notReporting, phase, message string) {
+	if silent == nil {
+		return
+	}
+	msg := silent.Message()
+	kube.Set(conds, gen, v1alpha1.DeliveredCondition, metav1.ConditionUnknown, v1alpha1.ReasonClusterNotReporting, msg)
+	kube.Set(conds, gen, v1alpha1.ReadyCondition, metav1.ConditionUnknown, v1alpha1.ReasonClusterNotReporting,
+		fmt.Sprintf("%s; it last reported: %s: %s", msg, phase, message))
 }

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -151,22 +150,6 @@ func newController(mgr ctrl.Manager, name string) *builder.Builder {
 
 // build completes b with r, whose typed errors (kube.Waiting, kube.Stalling) do what they say.
 func build(b *builder.Builder, r reconcile.Reconciler) error { return b.Complete(kube.Reconciler(r)) }
-
-// waits turns a reconcile's outcome into a wait for reason (kube.Wait), first looking again after
-// after: what it wrote stays written, and a failed write still retries with back-off.
-func waits(after time.Duration, reason, msg string) func(ctrl.Result, error) (ctrl.Result, error) {
-	return func(res ctrl.Result, err error) (ctrl.Result, error) {
-		return res, errors.Join(kube.Wait(after, reason, errors.New(msg)), err)
-	}
-}
-
-// stalls turns a reconcile's outcome into a stall for reason (kube.Stall): no requeue until the
-// object or what a watch shows changes; a failed write still retries with back-off.
-func stalls(reason string, cause error) func(ctrl.Result, error) (ctrl.Result, error) {
-	return func(res ctrl.Result, err error) (ctrl.Result, error) {
-		return res, errors.Join(kube.Stall(reason, cause), err)
-	}
-}
 
 // resync passes the informer's periodic resync (--sync-period): an update that changes nothing,
 // the same resourceVersion. Generation predicates drop it, and for what no watch shows (a status

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
+	"github.com/umkim/terraform-provider-fleet/internal/kube"
 )
 
 // +kubebuilder:rbac:groups=fleet.umkim.io,resources=fleetsites,verbs=get;list;watch
@@ -46,7 +48,7 @@ type SiteReconciler struct {
 }
 
 // Reconcile writes one site's edge ConfigMap and status.
-func (r *SiteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *SiteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
 	cmKey := types.NamespacedName{Namespace: req.Namespace, Name: EdgeConfigMapName(req.Name)}
 	var site v1alpha1.FleetSite
 	if err := r.Get(ctx, req.NamespacedName, &site); apierrors.IsNotFound(err) {
@@ -71,7 +73,10 @@ func (r *SiteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	}
 	ready := readyJoinsOf(&site, joins.Items)
 
-	st := site.Status.DeepCopy()
+	// One status write, at the end: the site's account of its edge, also when writing it failed.
+	patch := kube.BeginStatus(&site, &site.Status)
+	defer func() { err = errors.Join(err, patch.Write(ctx, r.Client, true, countStatusWrite(kindSite))) }()
+	st := &site.Status
 	gen := site.Generation
 	st.ObservedGeneration, st.JoinedClusters, st.EdgeConfigMap = gen, int32(len(ready)), cmKey.Name
 	if site.HasWANPath() {
@@ -83,12 +88,11 @@ func (r *SiteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	}
 	if err := r.applyEdge(ctx, &site, cmKey, EdgeData(&site, ready)); err != nil {
 		setCondition(&st.Conditions, gen, v1alpha1.ReadyCondition, false, v1alpha1.ReasonEdgeWriteFailed, fmt.Sprintf("writing ConfigMap %s: %v", cmKey, err))
-		_ = writeStatus(ctx, r.Client, &site, &site.Status, st, kindSite)
 		return ctrl.Result{}, err
 	}
 	setCondition(&st.Conditions, gen, v1alpha1.ReadyCondition, true, v1alpha1.ReasonEdgePublished,
 		fmt.Sprintf("ConfigMap %s carries the site's edge; %d clusters joined", cmKey.Name, len(ready)))
-	return ctrl.Result{}, writeStatus(ctx, r.Client, &site, &site.Status, st, kindSite)
+	return ctrl.Result{}, nil
 }
 
 func gatewayState(s *v1alpha1.FleetSite) string {

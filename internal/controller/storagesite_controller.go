@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -22,6 +23,7 @@ import (
 
 	storagev1alpha2 "github.com/umkim/terraform-provider-fleet/api/storage/v1alpha2"
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
+	"github.com/umkim/terraform-provider-fleet/internal/kube"
 	"github.com/umkim/terraform-provider-fleet/internal/storagework"
 )
 
@@ -99,7 +101,7 @@ func storageClusterName(d *storagev1alpha2.StorageSiteDeployment) string {
 }
 
 // Reconcile delivers one request and reports what its site answered.
-func (r *StorageSiteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *StorageSiteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
 	var d storagev1alpha2.StorageSiteDeployment
 	if err := r.Get(ctx, req.NamespacedName, &d); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -115,84 +117,108 @@ func (r *StorageSiteReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 	}
 
+	// One status write, at the end, when the reconcile reached an account of the request; Stalled
+	// (and Ready following it) from how the reconcile ended.
+	patch := kube.BeginStatus(&d, &d.Status)
+	report := false
+	defer func() {
+		if report {
+			kube.SetStalled(&d.Status.Conditions, d.Generation, err)
+		}
+		err = errors.Join(err, patch.Write(ctx, r.Client, report, countStatusWrite(kindStorageSite)))
+	}()
+	var result ctrl.Result
+	result, report, err = r.deliver(ctx, &d, workKey, legacyKey)
+	return result, err
+}
+
+// deliver writes d's work and sets d.Status from what its site reported; report says whether the
+// status is an account of the request to write (false when what it needs could not be read: the
+// reconcile is retried).
+func (r *StorageSiteReconciler) deliver(ctx context.Context, d *storagev1alpha2.StorageSiteDeployment, workKey, legacyKey types.NamespacedName) (ctrl.Result, bool, error) {
+	st, gen := &d.Status, d.Generation
 	cluster := managedClusterMetadata()
 	err := r.Get(ctx, types.NamespacedName{Name: d.Spec.Cluster}, cluster)
 	if apierrors.IsNotFound(err) {
-		st := d.Status.DeepCopy()
-		st.ObservedGeneration, st.Phase = d.Generation, storagev1alpha2.PhasePending
+		st.ObservedGeneration, st.Phase = gen, storagev1alpha2.PhasePending
 		st.Message = fmt.Sprintf("no ManagedCluster %q on the hub: join the site's cluster, or fix spec.cluster (which means a new request)", d.Spec.Cluster)
-		setCondition(&st.Conditions, d.Generation, storagev1alpha2.DeliveredCondition, false, storagev1alpha2.ReasonClusterNotFound, st.Message)
-		return waits(storageRequeueInProgress, storagev1alpha2.ReasonClusterNotFound, st.Message)(ctrl.Result{}, writeStatus(ctx, r.Client, &d, &d.Status, st, kindStorageSite))
+		setCondition(&st.Conditions, gen, storagev1alpha2.DeliveredCondition, false, storagev1alpha2.ReasonClusterNotFound, st.Message)
+		return ctrl.Result{}, true, kube.Wait(storageRequeueInProgress, storagev1alpha2.ReasonClusterNotFound, errors.New(st.Message))
 	}
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, false, err
 	}
 	// A cluster the workspace may not use gets no work; one delivered before it lost the binding
 	// is left as it is (the site keeps its storage cluster either way).
 	ca, err := clusterAccess(ctx, r.Client, d.Namespace, cluster)
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, false, err
 	}
 	if !ca.Allowed() {
-		st := d.Status.DeepCopy()
-		st.ObservedGeneration, st.Phase, st.Message = d.Generation, storagev1alpha2.PhasePending, ca.NotBound()
-		setCondition(&st.Conditions, d.Generation, storagev1alpha2.DeliveredCondition, false, v1alpha1.ReasonNotBound, st.Message)
-		setCondition(&st.Conditions, d.Generation, storagev1alpha2.ReadyCondition, false, v1alpha1.ReasonNotBound, st.Message)
-		return ctrl.Result{}, writeStatus(ctx, r.Client, &d, &d.Status, st, kindStorageSite)
+		st.ObservedGeneration, st.Phase, st.Message = gen, storagev1alpha2.PhasePending, ca.NotBound()
+		setCondition(&st.Conditions, gen, storagev1alpha2.DeliveredCondition, false, v1alpha1.ReasonNotBound, st.Message)
+		setCondition(&st.Conditions, gen, storagev1alpha2.ReadyCondition, false, v1alpha1.ReasonNotBound, st.Message)
+		return ctrl.Result{}, true, nil
 	}
 
 	// What the site reported: through the work, or, until there is one, through the request's
 	// work of the legacy name; never through another's.
 	var observed, legacy workv1.ManifestWork
 	if err := r.Get(ctx, workKey, &observed); client.IgnoreNotFound(err) != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, false, err
 	}
 	from := &observed
 	if observed.UID == "" {
 		if err := r.Get(ctx, legacyKey, &legacy); client.IgnoreNotFound(err) != nil {
-			return ctrl.Result{}, err
+			return ctrl.Result{}, false, err
 		}
 		from = &legacy
 	}
 	var report storagework.Report
 	if from.UID != "" && checkOwner(from, storagework.Owner(d.Namespace, d.Name)) == nil {
 		if report, err = storagework.Read(from); err != nil {
-			return ctrl.Result{}, err
+			return ctrl.Result{}, false, err
 		}
 	}
-	request, err := storageRequest(&d)
+	request, err := storageRequest(d)
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, false, err
 	}
 	desired, err := storagework.New(request, report)
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, false, err
 	}
-	st := storageStatus(&d, report, workKey.Name)
+	d.Status = *storageStatus(d, report, workKey.Name)
 	_, err = applyWork(ctx, r.Client, r.Reader, &observed, desired)
-	if tl := tooLarge(err); tl != nil { // a stall: nothing was written
-		setCondition(&st.Conditions, d.Generation, storagev1alpha2.DeliveredCondition, false, v1alpha1.ReasonWorkTooLarge, tl.Error())
-		return stalls(v1alpha1.ReasonWorkTooLarge, tl)(ctrl.Result{}, writeStatus(ctx, r.Client, &d, &d.Status, st, kindStorageSite))
+	if tl := tooLarge(err); tl != nil { // a stall: nothing was written, and Stalled says why
+		setCondition(&st.Conditions, gen, storagev1alpha2.DeliveredCondition, false, v1alpha1.ReasonWorkTooLarge, tl.Error())
+		return ctrl.Result{}, true, kube.Stall(v1alpha1.ReasonWorkTooLarge, tl)
 	}
 	if taken, ok := nameTaken(err); ok {
 		st.WorkName, st.Phase, st.Message = "", storagev1alpha2.PhasePending, taken.Error()
-		setCondition(&st.Conditions, d.Generation, storagev1alpha2.DeliveredCondition, false, v1alpha1.ReasonNameTaken, taken.Error())
-		setCondition(&st.Conditions, d.Generation, storagev1alpha2.ReadyCondition, false, v1alpha1.ReasonNameTaken, taken.Error())
-		return waits(nameTakenRequeue, v1alpha1.ReasonNameTaken, taken.Error())(ctrl.Result{}, writeStatus(ctx, r.Client, &d, &d.Status, st, kindStorageSite))
+		setCondition(&st.Conditions, gen, storagev1alpha2.DeliveredCondition, false, v1alpha1.ReasonNameTaken, taken.Error())
+		setCondition(&st.Conditions, gen, storagev1alpha2.ReadyCondition, false, v1alpha1.ReasonNameTaken, taken.Error())
+		return ctrl.Result{}, true, kube.Wait(nameTakenRequeue, v1alpha1.ReasonNameTaken, taken)
 	}
 	if err == nil {
 		// The new work is written: the deployment's work of the legacy name goes (migration.go).
 		_, err = deleteOwnedWork(ctx, r.Client, legacyKey, storagework.Owner(d.Namespace, d.Name))
 	}
 	if err != nil {
-		setCondition(&st.Conditions, d.Generation, storagev1alpha2.DeliveredCondition, false, storagev1alpha2.ReasonDeliveryFailed,
+		setCondition(&st.Conditions, gen, storagev1alpha2.DeliveredCondition, false, storagev1alpha2.ReasonDeliveryFailed,
 			fmt.Sprintf("writing ManifestWork %s: %v", workKey, err))
-		return ctrl.Result{}, errors.Join(err, writeStatus(ctx, r.Client, &d, &d.Status, st, kindStorageSite))
+		return ctrl.Result{}, true, err
 	}
+	// While the site's cluster does not report, what the hub shows of it is as of then.
+	silent, err := reportingOf(ctx, r.Client, d.Spec.Cluster)
+	if err != nil {
+		return ctrl.Result{}, false, err
+	}
+	setNotReporting(&st.Conditions, gen, silent, string(st.Phase), st.Message)
 	if st.Phase != storagev1alpha2.PhaseOnline {
-		return waits(storageRequeueInProgress, string(st.Phase), st.Message)(ctrl.Result{}, writeStatus(ctx, r.Client, &d, &d.Status, st, kindStorageSite))
+		return ctrl.Result{}, true, kube.Wait(storageRequeueInProgress, string(st.Phase), errors.New(st.Message))
 	}
-	return ctrl.Result{RequeueAfter: storageRequeueOnline}, writeStatus(ctx, r.Client, &d, &d.Status, st, kindStorageSite)
+	return ctrl.Result{RequeueAfter: storageRequeueOnline}, true, nil
 }
 
 // storageRequest is what d asks of its site, in the operator's JSON shape.
@@ -306,11 +332,15 @@ func suffix(s string) string {
 }
 
 // SetupWithManager registers the reconciler: a request is reconciled on its own changes, on
-// any change of its work, status included, and on changes of its workspace's access.
+// any change of its work, status included, on changes of its workspace's access, and when its
+// cluster starts or stops reporting (availabilityChanged).
 func (r *StorageSiteReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := newController(mgr, "storage-site").
 		For(&storagev1alpha2.StorageSiteDeployment{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, resync, deleting))).
-		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(deploymentOfWork), builder.WithPredicates(component(storagework.Component)))
+		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(deploymentOfWork), builder.WithPredicates(component(storagework.Component))).
+		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []ctrl.Request {
+			return r.deploymentsNaming(ctx, "", obj.GetName())
+		}), builder.WithPredicates(availabilityChanged))
 	return build(watchAccess(b, r.Client, r.deploymentsNaming, true), r)
 }
 

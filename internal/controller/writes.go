@@ -57,9 +57,9 @@ func writeStatus[S any](ctx context.Context, c client.Client, obj client.Object,
 	return c.Status().Update(ctx, obj)
 }
 
-// countWrite counts one write of resource by verb in the writes metric.
-func countWrite(resource, verb string) func() {
-	return func() { Writes.WithLabelValues(resource, verb).Inc() }
+// countStatusWrite counts one status write of resource in the writes metric.
+func countStatusWrite(resource string) func() {
+	return func() { Writes.WithLabelValues(resource, verbStatus).Inc() }
 }
 
 // writer runs a reconcile's writes with bounded concurrency.

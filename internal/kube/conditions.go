@@ -117,3 +117,18 @@ func Transitions(rec events.EventRecorder, obj runtime.Object, before, after []m
 		rec.Eventf(obj, nil, kind, now.Reason, "Reconcile", "%s", now.Message)
 	}
 }
+
+// SetStalled sets the Stalled condition of conds from a reconcile's err (StalledBy), after the
+// reconciler has set its other conditions: when err stalls, Stalled is True with the stall's
+// reason and message and Ready follows it (Stalled is abnormal when True: Ready False, the same
+// reason and message); when it does not, Stalled is removed, so that the first reconcile that
+// no longer stalls clears it.
+func SetStalled(conds *[]metav1.Condition, gen int64, err error) {
+	reason, msg, ok := StalledBy(err)
+	if !ok {
+		meta.RemoveStatusCondition(conds, StalledCondition)
+		return
+	}
+	Set(conds, gen, StalledCondition, metav1.ConditionTrue, reason, msg)
+	Set(conds, gen, ReadyCondition, metav1.ConditionFalse, reason, msg)
+}

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -91,4 +92,29 @@ func TestTransitions(t *testing.T) {
 		})
 	}
 	Transitions(nil, &corev1.ConfigMap{}, nil, before, watched...) // no recorder: no panic
+}
+
+func TestSetStalled(t *testing.T) {
+	conds := []metav1.Condition{{Type: ReadyCondition, Status: metav1.ConditionTrue, Reason: "Online", Message: "fine"}}
+	stall := Stall("WorkTooLarge", errors.New("the work is 600 KiB"))
+	SetStalled(&conds, 3, stall)
+	s, r := meta.FindStatusCondition(conds, StalledCondition), meta.FindStatusCondition(conds, ReadyCondition)
+	if s == nil || s.Status != metav1.ConditionTrue || s.Reason != "WorkTooLarge" || s.Message != "the work is 600 KiB" || s.ObservedGeneration != 3 {
+		t.Fatalf("Stalled = %+v, want True/WorkTooLarge at generation 3", s)
+	}
+	if r.Status != metav1.ConditionFalse || r.Reason != "WorkTooLarge" || r.Message != "the work is 600 KiB" {
+		t.Errorf("Ready = %+v, want it to follow Stalled", r)
+	}
+	// A stall joined with a wait or a failure is retried, not stalled: Stalled goes.
+	for name, err := range map[string]error{
+		"no error":          nil,
+		"a wait":            Wait(0, "Waiting", errors.New("w")),
+		"stall and failure": errors.Join(stall, errors.New("write failed")),
+	} {
+		c := append([]metav1.Condition(nil), conds...)
+		SetStalled(&c, 4, err)
+		if meta.FindStatusCondition(c, StalledCondition) != nil {
+			t.Errorf("%s: Stalled stays: %+v", name, c)
+		}
+	}
 }

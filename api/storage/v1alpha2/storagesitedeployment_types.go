@@ -193,7 +193,9 @@ type StorageSiteDeploymentStatus struct {
 	// Conditions: Delivered (the work is applied on the site), Discovered (the draft names
 	// nodes), Approved (the site's draft is approved), Ready (the storage cluster is Online).
 	// Delivered and Ready are False with reason NameTaken when the request's ManifestWork name is
-	// held by another object.
+	// held by another object, and Unknown with reason ClusterNotReporting while the site's cluster
+	// does not report. Stalled (True, reason WorkTooLarge) while the request's work is over the
+	// work budget; Ready then repeats it.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
