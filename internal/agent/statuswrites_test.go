@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -158,5 +159,62 @@ func TestReleaseWritesStatusOncePerChange(t *testing.T) {
 	}
 	if got := rw.last.Status; got.Revision != 2 {
 		t.Errorf("upgraded status %+v; want revision 2", got)
+	}
+}
+
+// A pull that goes Pulling → Pulled writes its status twice: Pulling at once from the live
+// writer (a new generation), Pulled from the reconcile's one deferred write; then nothing while
+// chain events reconcile it.
+func TestPullWritesStatusOncePerChange(t *testing.T) {
+	c := startSpoke(t, ocichain.Namespace)
+	reg := startRegistry(t)
+	reg.PushChartT(t, "charts/pullwrites", testbed.HelloChart("pullwrites", "0.1.0"))
+	chain := ocichain.Chain{Workspace: "pullwrites", Route: "edge", Registries: []puller.Registry{reg.entry("only")}}
+	putChain(t, c, chain)
+	runAgent(t)
+
+	wc, err := client.NewWithWatch(spoke.Config, client.Options{Scheme: agent.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	w, err := wc.Watch(ctx, &v1alpha1.OCIPullList{}, client.InNamespace(ocichain.Namespace), client.MatchingFields{"metadata.name": "pullwrites"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	var states []v1alpha1.OCIPullState
+	var last *v1alpha1.OCIPull
+	record := func(d time.Duration) {
+		for timeout := time.After(d); ; {
+			select {
+			case <-timeout:
+				return
+			case ev := <-w.ResultChan():
+				p, ok := ev.Object.(*v1alpha1.OCIPull)
+				if !ok || ev.Type == watch.Deleted {
+					continue
+				}
+				if last != nil {
+					states = append(states, p.Status.State) // every write after the create
+				}
+				last = p
+			}
+		}
+	}
+	newPull(t, c, ocichain.Namespace, "pullwrites", v1alpha1.OCIPullSpec{Workspace: "pullwrites", Repository: "charts/pullwrites", Tag: "0.1.0"})
+	record(5 * time.Second)
+	// A change of the chain Secret's labels reconciles the pull, which writes nothing.
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ocichain.Namespace, Name: ocichain.SecretName(chain.Workspace)}}
+	testkit.Update(t, c, secret, func(s *corev1.Secret) { metav1.SetMetaDataLabel(&s.ObjectMeta, "touched", "yes") })
+	record(2 * time.Second)
+	t.Logf("a pull to Pulled and a chain event: status writes %v", states)
+	want := []v1alpha1.OCIPullState{v1alpha1.OCIPullPulling, v1alpha1.OCIPullPulled}
+	if !slices.Equal(states, want) {
+		t.Errorf("status writes of a pull: %v; want %v", states, want)
+	}
+	if last == nil || last.Status.State != v1alpha1.OCIPullPulled || last.Status.ObservedGeneration != 1 {
+		t.Errorf("pull %+v; want Pulled for generation 1", last)
 	}
 }
