@@ -2,6 +2,7 @@ package agent
 
 import (
 	"cmp"
+	"context"
 	"encoding/base64"
 	"fmt"
 	"slices"
@@ -52,28 +53,28 @@ const (
 
 // checkDrift runs the drift check of a steady release when it is due, records what it found
 // (a status write only when that changed), and asks to be called again at the next check.
-func (r *FleetReleaseReconciler) checkDrift(rel *v1alpha1.FleetRelease, status *v1alpha1.FleetReleaseStatus, log logr.Logger) (ctrl.Result, bool, error) {
+func (r *FleetReleaseReconciler) checkDrift(ctx context.Context, rel *v1alpha1.FleetRelease, status *v1alpha1.FleetReleaseStatus, log logr.Logger) (ctrl.Result, error) {
 	if r.DriftInterval <= 0 {
 		status.Drift = nil
-		return ctrl.Result{}, true, nil
+		return ctrl.Result{}, writeStatus(ctx, r.Client, rel, &rel.Status, status)
 	}
 	key := client.ObjectKeyFromObject(rel)
 	if wait := r.driftDue(key); wait > 0 {
-		return ctrl.Result{RequeueAfter: wait}, true, nil
+		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	next := ctrl.Result{RequeueAfter: wait.Jitter(r.DriftInterval, driftJitter)}
 	cfg, err := r.helm(rel, log)
 	if err != nil {
-		return next, false, err
+		return next, err
 	}
 	last, err := lastRelease(cfg, rel.Spec.ReleaseName)
 	if err != nil || last == nil || !ownedBy(last, rel) {
 		// Gone or taken over since the deploy: the next generation or restart looks again.
 		log.V(1).Info("drift not checked: no release of the app's", "release", rel.Spec.ReleaseName, "namespace", rel.Spec.Namespace, "error", err)
-		return next, true, nil
+		return next, nil
 	}
 	next = r.findDrift(cfg, last, key, status, log)
-	return next, true, nil
+	return next, writeStatus(ctx, r.Client, rel, &rel.Status, status)
 }
 
 // findDrift checks Helm's release hr of FleetRelease key for drift, records the finding in
