@@ -144,12 +144,11 @@ var clusterChanged = predicate.Or[client.Object](predicate.LabelChangedPredicate
 // newController is the builder of every hub controller: named, and with the one rate limiter of
 // its workqueue (kube.RateLimiter), so that every failing object backs off the same way.
 func newController(mgr ctrl.Manager, name string) *builder.Builder {
-	return ctrl.NewControllerManagedBy(mgr).Named(name).
-		WithOptions(crcontroller.Options{RateLimiter: kube.RateLimiter[ctrl.Request]()})
+	return kube.NewController(mgr, name, crcontroller.Options{})
 }
 
 // build completes b with r, whose typed errors (kube.Waiting, kube.Stalling) do what they say.
-func build(b *builder.Builder, r reconcile.Reconciler) error { return b.Complete(kube.Reconciler(r)) }
+func build(b *builder.Builder, r reconcile.Reconciler) error { return kube.Build(b, r) }
 
 // resync passes the informer's periodic resync (--sync-period): an update that changes nothing,
 // the same resourceVersion. Generation predicates drop it, and for what no watch shows (a status
