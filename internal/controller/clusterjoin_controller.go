@@ -326,9 +326,9 @@ func (r *ClusterJoinReconciler) entryHolder(ctx context.Context, ns, site, id st
 	return fleetrules.EntryHolder(list.Items, site, id), nil
 }
 
-// SetupWithManager registers the reconciler: a join is reconciled on its own changes, on its
-// site's, on those of the other joins of its site (a port_forward entry freed or taken) and on
-// its cluster's labels and annotations.
+// SetupWithManager registers the reconciler: a join is reconciled on its own changes (its
+// status included: statusChanged), on its site's, on those of the other joins of its site (a
+// port_forward entry freed or taken) and on its cluster's labels and annotations.
 func (r *ClusterJoinReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	ctx := context.Background()
 	idx := mgr.GetFieldIndexer()
@@ -343,7 +343,8 @@ func (r *ClusterJoinReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	b := newController(mgr, "cluster-joins").
-		For(&v1alpha1.FleetClusterJoin{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, resync))).
+		For(&v1alpha1.FleetClusterJoin{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, resync,
+			statusChanged(func(j *v1alpha1.FleetClusterJoin) any { return &j.Status })))).
 		Watches(&v1alpha1.FleetClusterJoin{}, handler.EnqueueRequestsFromMapFunc(r.siteMates),
 			builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deletionStarted{}))).
 		Watches(&v1alpha1.FleetSite{}, handler.EnqueueRequestsFromMapFunc(r.joinsOfSite), builder.WithPredicates(predicate.GenerationChangedPredicate{})).

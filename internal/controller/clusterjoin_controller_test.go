@@ -164,6 +164,18 @@ func (v siteView) update(obj client.Object, change func()) {
 	})
 }
 
+// setStatus writes obj's status as change leaves it, reading it again after a conflict.
+func (v siteView) setStatus(obj client.Object, change func()) {
+	v.t.Helper()
+	testkit.Eventually(v.t, converge, "status of "+obj.GetName(), func() error {
+		if err := v.c.Get(v.t.Context(), client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		change()
+		return v.c.Status().Update(v.t.Context(), obj)
+	})
+}
+
 func siteSpec() v1alpha1.FleetSiteSpec {
 	return v1alpha1.FleetSiteSpec{DisplayName: "Berlin store", Edge: v1alpha1.SiteEdge{Ingress: []v1alpha1.IngressEntry{
 		{ID: "wan", Method: v1alpha1.IngressPortForward, Address: "203.0.113.10", Ports: &v1alpha1.IngressPorts{HTTP: 30080, HTTPS: 30443}},
@@ -256,6 +268,21 @@ func TestClusterJoins(t *testing.T) {
 	})
 	v.joinCondition("eu-02", v1alpha1.ReadyCondition, "True/Ready", `port_forward entry "wan"`)
 	edge["clusters"], edge["ingress.wan.clusters"] = "eu-02,eu-staging-01,us-01", "eu-02"
+	v.siteIs("berlin", 3, true, edge)
+	// A status the reconcilers would not write (one whose write was skipped against a cache that
+	// did not hold their last write yet, or one edited by hand) is rewritten on the event of that
+	// status change alone: no spec changes, and the informers' resync is hours away.
+	var berlin v1alpha1.FleetSite
+	berlin.Namespace, berlin.Name = ws, "berlin"
+	v.setStatus(&berlin, func() { berlin.Status.JoinedClusters = 2 })
+	v.siteIs("berlin", 3, true, edge)
+	var j2 v1alpha1.FleetClusterJoin
+	j2.Namespace, j2.Name = ws, "eu-02"
+	v.setStatus(&j2, func() {
+		meta.SetStatusCondition(&j2.Status.Conditions, metav1.Condition{Type: v1alpha1.ReadyCondition, Status: metav1.ConditionFalse,
+			Reason: v1alpha1.ReasonIngressTaken, Message: "edited by hand", ObservedGeneration: j2.Generation})
+	})
+	v.joinCondition("eu-02", v1alpha1.ReadyCondition, "True/Ready", `port_forward entry "wan"`)
 	v.siteIs("berlin", 3, true, edge)
 	// A cluster freed: the refused join now takes it.
 	if err := c.Delete(ctx, v.join("lab", "", "", "")); err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -160,6 +161,26 @@ var resync = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		return e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion()
 	},
+}
+
+// statusChanged passes an update that changes the object's status (status reads it), the
+// reconciler's own writes included. A reconciler that writes its status only when it differs
+// from the one in its cache compares with a copy that may not hold its last write yet: what it
+// computes can equal that older status while the hub holds another (a site's count going 3, 2, 3
+// within milliseconds), and the write is skipped. Its own write reaching the cache is then the
+// event that makes it look again; that reconcile writes nothing when the status is what it
+// computes, so steady state stays without writes.
+func statusChanged[O client.Object](status func(O) any) predicate.Funcs {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, okOld := e.ObjectOld.(O)
+			n, okNew := e.ObjectNew.(O)
+			return okOld && okNew && !equality.Semantic.DeepEqual(status(o), status(n))
+		},
+	}
 }
 
 // SetupWithManager registers the reconciler, its cache indexes and the events that map to a

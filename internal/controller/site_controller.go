@@ -202,11 +202,13 @@ func (r *SiteReconciler) applyEdge(ctx context.Context, site *v1alpha1.FleetSite
 	return r.Update(ctx, &cm)
 }
 
-// SetupWithManager registers the reconciler: a site is reconciled on its spec's changes and on
-// any change of a join that names it (its Ready condition included).
+// SetupWithManager registers the reconciler: a site is reconciled on its spec's changes, on a
+// change of its status (its own write reaching the cache: statusChanged) and on any change of a
+// join that names it (its Ready condition included).
 func (r *SiteReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return build(newController(mgr, "sites").
-		For(&v1alpha1.FleetSite{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, resync))).
+		For(&v1alpha1.FleetSite{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, resync,
+			statusChanged(func(s *v1alpha1.FleetSite) any { return &s.Status })))).
 		Watches(&v1alpha1.FleetClusterJoin{}, handler.EnqueueRequestsFromMapFunc(siteOfJoin)),
 		r)
 }
