@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
+	"github.com/umkim/terraform-provider-fleet/internal/kube"
 	"github.com/umkim/terraform-provider-fleet/internal/ocichain"
 	"github.com/umkim/terraform-provider-fleet/internal/puller"
 )
@@ -259,11 +260,7 @@ func pullStatus(status *v1alpha1.OCIPullStatus, pull *v1alpha1.OCIPull, chain oc
 // setReady sets the Ready condition stamped with the generation; its transition time changes
 // only when its status does.
 func setReady(status *v1alpha1.OCIPullStatus, gen int64, ready bool, reason, message string) {
-	s := metav1.ConditionFalse
-	if ready {
-		s = metav1.ConditionTrue
-	}
-	meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: v1alpha1.ReadyCondition, Status: s, Reason: reason, Message: message, ObservedGeneration: gen})
+	kube.SetBool(&status.Conditions, gen, v1alpha1.ReadyCondition, ready, reason, message)
 }
 
 // metaTime is t to the second, as the API server keeps it, so that a status read back compares
