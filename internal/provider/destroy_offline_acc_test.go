@@ -19,7 +19,7 @@ import (
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
 )
 
-// TestAccDestroyOnOfflineCluster destroys apps and a storage deployment on a real fleet whose
+// TestAccFaultDestroyOnOfflineCluster destroys apps and a storage deployment on a real fleet whose
 // cluster's work agent is gone, through the CLI:
 //   - with force_destroy = true, an app and a storage deployment go at once, and destroy warns
 //     with what may be left on the cluster (the Helm release; the draft);
@@ -29,7 +29,7 @@ import (
 //   - once the cluster is not available (as OCM marks a cluster whose lease stops), destroy
 //     completes after the controller's --orphan-after bound, within its timeout, and warns with
 //     what was orphaned.
-func TestAccDestroyOnOfflineCluster(t *testing.T) {
+func TestAccFaultDestroyOnOfflineCluster(t *testing.T) {
 	const bound = 5 * time.Second
 	fl := startAccFleetWith(t, controller.Options{OrphanAfter: bound}, []string{"routing", "apps", "storage-site"})
 	ws, cluster, reg := fl.ws, fl.cluster, fl.registry

@@ -134,13 +134,13 @@ func TestAccAdoptLostCreatePlan(t *testing.T) {
 	}
 }
 
-// TestAccHubRestartDuringApply kills the hub's kube-apiserver and etcd (SIGKILL: answers in
+// TestAccFaultHubRestartDuringApply kills the hub's kube-apiserver and etcd (SIGKILL: answers in
 // flight are lost, their writes may be committed) while tofu or terraform applies 30 FleetCharts,
 // and starts them again with their data. With a request_timeout longer than the outage the apply
 // rides it out; with a shorter one it fails, and the next apply converges with no manual step.
 // Either way the hub then holds the 30 charts exactly once, as state does, and the next plan is
 // empty. The hub is this test's own: the shared one is not hurt.
-func TestAccHubRestartDuringApply(t *testing.T) {
+func TestAccFaultHubRestartDuringApply(t *testing.T) {
 	testRESTConfig(t) // skips without TF_ACC
 	h := testbed.StartT(t)
 	t.Setenv("TF_CLI_ARGS_apply", "-parallelism=3")

@@ -22,7 +22,7 @@ import (
 	"github.com/umkim/terraform-provider-fleet/internal/testkit"
 )
 
-// TestStatusMeansApplied runs the routing and apps reconcilers against two clusters with OCM's
+// TestFaultWorkAgentStopped runs the routing and apps reconcilers against two clusters with OCM's
 // real work agent, the test bed keeping their leases as OCM does (a 1 s lease: the hub declares
 // a silent cluster Unknown after 5 s), and checks that status says what the clusters did:
 //   - settled, nothing is written: route, ClusterOCIStorages, app and chart keep their
@@ -34,7 +34,7 @@ import (
 //     ClusterNotReporting and the route Delivered=False ClusterNotReporting, naming the cluster
 //     (the time from the stop is printed);
 //   - the agent started again, the new chain reaches status-01 and everything is Delivered.
-func TestStatusMeansApplied(t *testing.T) {
+func TestFaultWorkAgentStopped(t *testing.T) {
 	const ws, set, silent, other = "status-ws", "status-set", "status-01", "status-02"
 	const lease = time.Second
 	ctx := t.Context()
