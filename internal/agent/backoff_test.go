@@ -18,18 +18,13 @@ import (
 	"github.com/umkim/terraform-provider-fleet/internal/testkit"
 )
 
-// brokenChart always fails to render: each Helm install of it fails at once, the same way.
-func brokenChart(name string) []byte {
-	return testbed.PackageChart(name, "0.1.0", `{{ fail "this chart always fails" }}`)
-}
-
 // A release whose chart fails is retried with exponential back-off (1 s doubling, here), and
 // its status is written only when it changes: Failed stays Failed across the retries, with no
 // Installing in between, so nothing goes back to the hub. A new generation starts over at once.
 func TestFailingReleaseBacksOff(t *testing.T) {
 	c := startSpoke(t, ocichain.Namespace)
 	reg := startRegistry(t)
-	reg.PushChartT(t, "charts/broken", brokenChart("broken"))
+	reg.PushChartT(t, "charts/broken", testbed.FailingChart("broken"))
 	putChain(t, c, ocichain.Chain{Workspace: "backoff", Route: "edge", Registries: []puller.Registry{reg.entry("only")}})
 	runAgent(t, func(o *agent.Options) { o.ReleaseBackoff = puller.Backoff{Initial: time.Second, Max: time.Minute} })
 	newPull(t, c, ocichain.Namespace, "broken", v1alpha1.OCIPullSpec{Workspace: "backoff", Repository: "charts/broken", Tag: "0.1.0"})

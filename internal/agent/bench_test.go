@@ -5,28 +5,17 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"oras.land/oras-go/v2/content/oci"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
-	"github.com/umkim/terraform-provider-fleet/internal/agent"
-	"github.com/umkim/terraform-provider-fleet/internal/manager"
 	"github.com/umkim/terraform-provider-fleet/internal/ocichain"
 	"github.com/umkim/terraform-provider-fleet/internal/puller"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
@@ -141,139 +130,4 @@ func checkFile(b *testing.B, who, path string, desc ocispec.Descriptor) {
 	if got := "sha256:" + hex.EncodeToString(h.Sum(nil)); n != desc.Size || got != desc.Digest.String() {
 		b.Fatalf("%s: %s holds %d bytes with digest %s; want %d bytes of %s", who, path, n, got, desc.Size, desc.Digest)
 	}
-}
-
-// BenchmarkFailingReleases measures the status writes of 100 FleetReleases whose chart always
-// fails, run by the agent (real Helm, the package's cluster) with its default back-off, and by
-// the baseline, the agent as it was before back-off (agent.WithFixedRetry: Installing written at
-// each attempt, a retry every 30 s), side by side on the same cluster, each in its own
-// namespace. After a minute of first attempts it counts, for a minute, the changes of the
-// releases' status: each one is what the work agent feeds back to the hub, one ManifestWork
-// status write and one FleetApp status write. It prints
-// `faults: failing_release_hub_writes_per_min=<x>` per release, the baseline's and the ratio.
-func BenchmarkFailingReleases(b *testing.B) {
-	const (
-		releases = 100
-		warmup   = time.Minute
-		window   = time.Minute
-		// hubWritesPerChange: a work status write and a FleetApp status write on the hub.
-		hubWritesPerChange = 2
-	)
-	spokeOnce.Do(func() { spoke, spokeErr = testbed.Start(context.Background(), testbed.Options{}) })
-	if spokeErr != nil {
-		if errors.Is(spokeErr, testbed.ErrBinariesMissing) && os.Getenv(testbed.EnvRequire) != "1" {
-			b.Skip(spokeErr)
-		}
-		b.Fatal(spokeErr)
-	}
-	c, err := client.NewWithWatch(spoke.Config, client.Options{Scheme: agent.Scheme()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	// The workspace role Helm acts with; the agents run as the admin, in namespaces of their own.
-	if _, err := testbed.GrantFleetAgent(context.Background(), spoke.Config); err != nil {
-		b.Fatal(err)
-	}
-	reg := testbed.StartRegistryT(b, testbed.RegistryOptions{})
-	reg.PushChartT(b, "charts/broken", brokenChart("broken"))
-
-	type run struct {
-		name, ns string
-		opts     []func(*agent.Options)
-		changes  atomic.Int64
-	}
-	runs := []*run{{name: "ours", ns: "bench-backoff"}, {name: "baseline", ns: "bench-fixed", opts: []func(*agent.Options){agent.WithFixedRetry}}}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var counting atomic.Bool
-	for _, r := range runs {
-		// The releases' namespace r.ns-apps is the agent's to create, for the workspace.
-		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
-			b.Fatal(err)
-		}
-		data, err := ocichain.Chain{Workspace: "bench", Route: "r", Registries: []puller.Registry{reg.Entry("only")}}.Marshal()
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: ocichain.SecretName("bench")},
-			Data: map[string][]byte{ocichain.Key: data}}); err != nil && !apierrors.IsAlreadyExists(err) {
-			b.Fatal(err)
-		}
-		mgr, err := agent.NewManager(spoke.Config, withOptions(agent.Options{
-			Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, CacheDir: filepath.Join(b.TempDir(), r.name), Namespace: r.ns,
-			RetryFailed: time.Minute,
-		}, r.opts))
-		if err != nil {
-			b.Fatal(err)
-		}
-		testkit.Run(b, mgr)
-		// Status changes, seen by a watch: what the work agent would feed back.
-		var list v1alpha1.FleetReleaseList
-		w, err := c.Watch(ctx, &list, client.InNamespace(r.ns))
-		if err != nil {
-			b.Fatal(err)
-		}
-		go func() {
-			seen := map[string]v1alpha1.FleetReleaseStatus{}
-			for ev := range w.ResultChan() {
-				rel, ok := ev.Object.(*v1alpha1.FleetRelease)
-				if !ok {
-					continue
-				}
-				if prev, ok := seen[rel.Name]; ok && !equality.Semantic.DeepEqual(prev, rel.Status) && counting.Load() {
-					r.changes.Add(1)
-				}
-				seen[rel.Name] = rel.Status
-			}
-		}()
-		defer w.Stop()
-		if err := c.Create(ctx, &v1alpha1.OCIPull{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: "broken"},
-			Spec: v1alpha1.OCIPullSpec{Workspace: "bench", Repository: "charts/broken", Tag: "0.1.0"}}); err != nil {
-			b.Fatal(err)
-		}
-		for i := range releases {
-			name := fmt.Sprintf("broken-%03d", i)
-			if err := c.Create(ctx, &v1alpha1.FleetRelease{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: name},
-				Spec: v1alpha1.FleetReleaseSpec{Workspace: "bench", App: name, Pull: "broken", ReleaseName: name, Namespace: r.ns + "-apps"}}); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	b.ResetTimer()
-	time.Sleep(warmup)
-	counting.Store(true)
-	time.Sleep(window)
-	counting.Store(false)
-	b.StopTimer()
-
-	// Every release failed in both runs, with the chart's error (the baseline's may be in the
-	// middle of an attempt): else nothing was measured.
-	for _, r := range runs {
-		var list v1alpha1.FleetReleaseList
-		if err := c.List(ctx, &list, client.InNamespace(r.ns)); err != nil {
-			b.Fatal(err)
-		}
-		for _, rel := range list.Items {
-			failing := rel.Status.Phase == v1alpha1.ReleaseFailed && strings.Contains(rel.Status.Message, "this chart always fails")
-			trying := r.name == "baseline" && rel.Status.Phase == v1alpha1.ReleaseInstalling
-			if !failing && !trying {
-				b.Fatalf("%s: release %s is %s (%q), want Failed with the chart's error", r.name, rel.Name, rel.Status.Phase, rel.Status.Message)
-			}
-		}
-	}
-	if runs[1].changes.Load() == 0 {
-		b.Fatal("the baseline's status never changed in the window: nothing was measured")
-	}
-	perMin := func(r *run) float64 {
-		return float64(r.changes.Load()*hubWritesPerChange) / releases / window.Minutes()
-	}
-	ours, base := perMin(runs[0]), perMin(runs[1])
-	b.ReportMetric(ours, "hub_writes/release/min")
-	b.ReportMetric(base, "baseline_hub_writes/release/min")
-	ratio := "inf"
-	if ours > 0 {
-		ratio = fmt.Sprintf("%.1f", base/ours)
-	}
-	fmt.Printf("faults: failing_release_hub_writes_per_min=%.2f baseline_fixed_retry=%.2f ratio=%s releases=%d after=%s window=%s status_changes=%d baseline_status_changes=%d\n",
-		ours, base, ratio, releases, warmup, window, runs[0].changes.Load(), runs[1].changes.Load())
 }

@@ -20,7 +20,3 @@ func HelmConfig(cfg *rest.Config, namespace string) (*action.Configuration, erro
 	}
 	return c, nil
 }
-
-// WithFixedRetry makes the agent's release reconciler behave as before back-off: every attempt
-// writes Installing, and a failure is retried after 30 s (BenchmarkFailingReleases' baseline).
-func WithFixedRetry(o *Options) { o.fixedRetry = true }

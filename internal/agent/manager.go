@@ -57,8 +57,8 @@ type Options struct {
 	// ReleaseBackoff spaces the attempts at a release that keeps failing; zero fields are
 	// DefaultReleaseBackoffInitial and DefaultReleaseBackoffMax.
 	ReleaseBackoff puller.Backoff
-	// fixedRetry runs the release reconciler as before back-off (BenchmarkFailingReleases'
-	// baseline).
+	// fixedRetry runs the release reconciler as before back-off (WithFixedRetry: the
+	// baseline of internal/e2e's BenchmarkFaultsFailingReleases).
 	fixedRetry bool
 	// DriftInterval is how often each deployed release is compared with the cluster's objects
 	// (with up to 10% jitter); 0 turns drift checks off. BindFlags defaults it to

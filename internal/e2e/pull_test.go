@@ -45,6 +45,7 @@ type pullFleet struct {
 	source, mirror *testbed.Registry
 	clusters       []string              // in the order of pullFleetOptions.clusters
 	agents         map[string]*pullAgent // by cluster
+	agentOptions   map[string][]func(*agent.Options)
 }
 
 // pullAgent is one workload cluster of a pullFleet: its admin client and its agent.
@@ -62,6 +63,8 @@ type pullFleetOptions struct {
 	clusters []string
 	// statusSyncInterval is the work agents' --status-sync-interval; zero means 1 s.
 	statusSyncInterval time.Duration
+	// agentOptions change the options of a cluster's agent, by cluster.
+	agentOptions map[string][]func(*agent.Options)
 }
 
 const (
@@ -82,7 +85,7 @@ func startPullFleet(t testing.TB, opts pullFleetOptions) *pullFleet {
 	if opts.statusSyncInterval == 0 {
 		opts.statusSyncInterval = time.Second
 	}
-	p := &pullFleet{t: t, ctx: t.Context(), clusters: opts.clusters, agents: map[string]*pullAgent{}}
+	p := &pullFleet{t: t, ctx: t.Context(), clusters: opts.clusters, agents: map[string]*pullAgent{}, agentOptions: opts.agentOptions}
 	users := map[string]string{"puller": agentPass}
 	p.source = testbed.StartRegistryT(t, testbed.RegistryOptions{Username: "pusher", Password: sourcePush, Users: users})
 	p.mirror = testbed.StartRegistryT(t, testbed.RegistryOptions{Username: "pusher", Password: mirrorPush, Users: users})
@@ -142,10 +145,14 @@ func (p *pullFleet) startAgent(cluster string) {
 	t := p.t
 	t.Helper()
 	a := p.agents[cluster]
-	mgr, err := agent.NewManager(p.fleet.Cluster(cluster).AgentConfig, agent.Options{
+	o := agent.Options{
 		Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, CacheDir: a.cacheDir,
 		AttemptTimeout: 3 * time.Second, RetryFailed: 2 * time.Second, Backoff: pullBackoff,
-	})
+	}
+	for _, f := range p.agentOptions[cluster] {
+		f(&o)
+	}
+	mgr, err := agent.NewManager(p.fleet.Cluster(cluster).AgentConfig, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,6 +74,12 @@ func HookedChart(name, version string) []byte {
 	return PackageChart(name, version, helloTemplate+hookTemplate)
 }
 
+// FailingChart is a chart name 0.1.0 that always fails to render, with the message "this chart
+// always fails": each Helm install of it fails at once, the same way.
+func FailingChart(name string) []byte {
+	return PackageChart(name, "0.1.0", `{{ fail "this chart always fails" }}`)
+}
+
 // PackageChart returns the packaged chart (.tgz) name at version whose templates are the YAML
 // documents of templates, with the values greeting: hello. The same arguments make the same
 // bytes.
