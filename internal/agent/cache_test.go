@@ -2,11 +2,7 @@ package agent_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +10,6 @@ import (
 	"time"
 
 	"github.com/opencontainers/go-digest"
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,184 +23,6 @@ import (
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
 	"github.com/umkim/terraform-provider-fleet/internal/testkit"
 )
-
-// cacheFiles is what a cache folder holds: the files in ingest/ with their sizes, and the blobs
-// with theirs.
-type cacheFiles struct {
-	ingest, blobs map[string]int64
-}
-
-func (f cacheFiles) bytes(which map[string]int64) int64 {
-	var n int64
-	for _, s := range which {
-		n += s
-	}
-	return n
-}
-
-func listCache(t *testing.T, dir string) cacheFiles {
-	t.Helper()
-	out := cacheFiles{ingest: map[string]int64{}, blobs: map[string]int64{}}
-	for sub, m := range map[string]map[string]int64{"ingest": out.ingest, filepath.Join("blobs", "sha256"): out.blobs} {
-		entries, err := os.ReadDir(filepath.Join(dir, sub))
-		if err != nil && !os.IsNotExist(err) {
-			t.Fatal(err)
-		}
-		for _, e := range entries {
-			if info, err := e.Info(); err == nil {
-				m[e.Name()] = info.Size()
-			}
-		}
-	}
-	return out
-}
-
-// verifyCache checks that every blob of the cache matches its digest and that every blob is
-// reached from a manifest of index.json (no orphaned data); it returns the digests reached.
-func verifyCache(t *testing.T, dir string) map[digest.Digest]bool {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, "index.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var index ocispec.Index
-	if err := json.Unmarshal(data, &index); err != nil {
-		t.Fatalf("index.json does not parse: %v", err)
-	}
-	reached := map[digest.Digest]bool{}
-	var walk func(d digest.Digest)
-	walk = func(d digest.Digest) {
-		if reached[d] {
-			return
-		}
-		reached[d] = true
-		data, err := os.ReadFile(filepath.Join(dir, "blobs", "sha256", d.Encoded()))
-		if err != nil {
-			t.Errorf("blob %s named by the index: %v", d, err)
-			return
-		}
-		var m ocispec.Manifest
-		if json.Unmarshal(data, &m) == nil && m.SchemaVersion == 2 {
-			walk(m.Config.Digest)
-			for _, l := range m.Layers {
-				walk(l.Digest)
-			}
-		}
-	}
-	for _, m := range index.Manifests {
-		walk(m.Digest)
-	}
-	for name := range listCache(t, dir).blobs {
-		d := digest.NewDigestFromEncoded(digest.SHA256, name)
-		if !reached[d] {
-			t.Errorf("orphaned blob %s: no manifest of the index reaches it", d)
-		}
-		f, err := os.Open(filepath.Join(dir, "blobs", "sha256", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		h := sha256.New()
-		_, err = io.Copy(h, f)
-		f.Close()
-		if err != nil || hex.EncodeToString(h.Sum(nil)) != name {
-			t.Errorf("blob %s does not match its digest (%v)", name, err)
-		}
-	}
-	return reached
-}
-
-// TestAgentKilledMidPullRecovers runs the real agent binary, SIGKILLs it in the middle of the
-// download of a 200 MiB artifact and starts it again on the same cache: the pull completes from
-// a clean start (the partial download is removed, never used), and the cache holds exactly the
-// artifact, every blob verified, nothing orphaned.
-func TestAgentKilledMidPullRecovers(t *testing.T) {
-	const ws, timeout = "killed", 2 * time.Minute
-	c := startSpoke(t, "app-killed")
-	reg := testbed.StartRegistryT(t, testbed.RegistryOptions{})
-	start := time.Now()
-	const layers, layerSize = 2, 100 << 20
-	m, err := reg.PushRandom(t.Context(), "apps/big", "v1", layers, layerSize, 7)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("pushed a %d MiB artifact in %s", layers*layerSize>>20, time.Since(start).Round(100*time.Millisecond))
-	// 40 MiB/s per blob: the download takes a few seconds, time enough to kill the agent in it.
-	slow := testbed.StartProxyT(t, reg, testbed.ProxyOptions{BytesPerSecond: 40 << 20})
-	putChain(t, c, ocichain.Chain{Workspace: ws, Route: "r", Registries: []puller.Registry{slow.Entry("slow")}})
-
-	bin := testkit.Binary(t, "github.com/umkim/terraform-provider-fleet/cmd/fleet-controller")
-	dir := filepath.Join(t.TempDir(), "cache")
-	run := func(name string) *testkit.Process {
-		return testkit.StartProcess(t, bin, name, "agent", "--kubeconfig", spoke.Kubeconfig, "--cache-dir", dir)
-	}
-	first := run("first")
-	pull := newPull(t, c, ocichain.Namespace, "big", v1alpha1.OCIPullSpec{Workspace: ws, Repository: "apps/big", Tag: "v1"})
-	requested := time.Now()
-	var atKill cacheFiles
-	testkit.Eventually(t, timeout, "the first agent 50 MiB into the download", func() error {
-		atKill = listCache(t, dir)
-		if n := atKill.bytes(atKill.ingest); n < 50<<20 {
-			return fmt.Errorf("%d bytes in ingest/", n)
-		}
-		return nil
-	})
-	first.Kill()
-	atKill = listCache(t, dir)
-	partial := atKill.bytes(atKill.ingest)
-	t.Logf("killed the agent %s after the request: %d MiB partial in %d ingest files, %d blobs committed (%d bytes)",
-		time.Since(requested).Round(10*time.Millisecond), partial>>20, len(atKill.ingest), len(atKill.blobs), atKill.bytes(atKill.blobs))
-	if partial == 0 {
-		t.Fatal("nothing partial in ingest/ at the kill: the test did not kill mid-download")
-	}
-	var got v1alpha1.OCIPull
-	if err := c.Get(t.Context(), client.ObjectKeyFromObject(pull), &got); err != nil || got.Status.State == v1alpha1.OCIPullPulled {
-		t.Fatalf("status at the kill: %+v (%v); the pull had not finished", got.Status, err)
-	}
-
-	restarted := time.Now()
-	second := run("second")
-	s := waitFor(t, c, pull, timeout, "pulled by the restarted agent", func(s v1alpha1.OCIPullStatus) error {
-		if s.State != v1alpha1.OCIPullPulled || s.Digest != m.Digest.String() {
-			return fmt.Errorf("state %q, digest %q", s.State, s.Digest)
-		}
-		return nil
-	})
-	t.Logf("pulled %s %s after the restart", s.Digest, time.Since(restarted).Round(10*time.Millisecond))
-
-	after := listCache(t, dir)
-	if len(after.ingest) != 0 {
-		t.Errorf("ingest/ after the restarted pull: %v; want empty", after.ingest)
-	}
-	reached := verifyCache(t, dir)
-	if len(after.blobs) != layers+2 || len(reached) != layers+2 || !reached[m.Digest] {
-		t.Errorf("the cache holds %d blobs, %d reached from the index; want the manifest, its config and %d layers", len(after.blobs), len(reached), layers)
-	}
-	var committed int64
-	for _, size := range atKill.blobs {
-		if size == layerSize {
-			committed += size
-		}
-	}
-	downloaded, err := second.Scrape("fleet_agent_pulled_bytes_total", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Whatever was partial is downloaded again in full: nothing resumes from a partial blob.
-	if want := float64(layers*layerSize - committed); downloaded < want {
-		t.Errorf("the restarted agent downloaded %v bytes; want at least %v, every layer not committed at the kill", downloaded, want)
-	}
-	size, err := second.Scrape("fleet_agent_cache_bytes", "")
-	if err != nil || int64(size) != after.bytes(after.blobs) {
-		t.Errorf("fleet_agent_cache_bytes = %v (%v), want the %d bytes of blobs/", size, err, after.bytes(after.blobs))
-	}
-	if n, err := second.Scrape("fleet_agent_cache_artifacts", ""); err != nil || n != 1 {
-		t.Errorf("fleet_agent_cache_artifacts = %v (%v), want 1", n, err)
-	}
-	if !strings.Contains(second.Log(), "cache repaired on opening") {
-		t.Errorf("the restarted agent did not log the repair of its cache:\n%s", second.Log())
-	}
-	t.Logf("cache after the restart: %d blobs, %d MiB; the restarted agent downloaded %d MiB", len(after.blobs), after.bytes(after.blobs)>>20, int64(downloaded)>>20)
-}
 
 // startAgentOn runs an in-process agent on the cache folder dir until stop or the test's end.
 func startAgentOn(t *testing.T, dir string, opts ...func(*agent.Options)) (stop func()) {
@@ -272,7 +89,7 @@ func TestCacheIndexTruncatedByHand(t *testing.T) {
 	if n := reg.Proxy.BlobGets.Load() - blobGets; n != 0 {
 		t.Errorf("the pull after the rebuild downloaded %d blobs; want none, they were cached", n)
 	}
-	if reached := verifyCache(t, dir); !reached[m.Digest] {
+	if reached := testkit.VerifyCache(t, dir); !reached[m.Digest] {
 		t.Errorf("the rebuilt index does not reach the chart %s", m.Digest)
 	}
 
@@ -388,7 +205,7 @@ func TestCacheGarbageCollection(t *testing.T) {
 	if n := value(agent.CacheEvictions) - evictions; n != 1 {
 		t.Errorf("%v evictions, want still 1", n)
 	}
-	verifyCache(t, dir)
+	testkit.VerifyCache(t, dir)
 	t.Logf("after e: %v bytes in %v artifacts, over the bound %d: all referenced", value(agent.CacheBytes), value(agent.CacheArtifacts), bound)
 }
 
@@ -436,7 +253,7 @@ func TestLeadersShareACache(t *testing.T) {
 	if s := waitFor(t, c, two, timeout, "pulled by the new leader", pulled); s.Digest != v2.Digest.String() {
 		t.Errorf("status %+v, want digest %s", s, v2.Digest)
 	}
-	reached := verifyCache(t, dir)
+	reached := testkit.VerifyCache(t, dir)
 	if !reached[v1.Digest] || !reached[v2.Digest] {
 		t.Errorf("the shared cache reaches v1: %v, v2: %v; want both", reached[v1.Digest], reached[v2.Digest])
 	}

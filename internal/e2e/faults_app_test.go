@@ -20,12 +20,14 @@ import (
 )
 
 // TestFaultAppOnTheFleet runs an app on eu-01 end to end on real parts (the hub's apps
-// reconciler, OCM's work agent, fleet-controller agent, Helm) and hurts the fleet three ways:
+// reconciler, OCM's work agent, fleet-controller agent, Helm) and hurts the fleet four ways:
 //   - the cluster's work agent is stopped while the app's values change, then restarted: the
 //     release is upgraded (revision 2, the new values on the cluster) and the hub reports it
 //     Deployed; the time to converge after the restart is printed;
 //   - the agent is SIGKILLed during a Helm install and during an upgrade, and SIGTERMed during an
 //     upgrade (helmAgentKilled, faults_helm_test.go): the release recovers, Deployed on the hub;
+//   - the agent is SIGKILLed mid-pull of a 200 MiB artifact (agentKilledMidPull,
+//     faults_cache_test.go): the restarted agent pulls it from a clean cache;
 //   - the cluster is deleted from the hub (its agent gone first, as a detached cluster's is) and
 //     the app deleted: the app goes at once, with a Warning Event Orphaned naming the release
 //     left on the cluster, where it stays.
@@ -90,7 +92,10 @@ func TestFaultAppOnTheFleet(t *testing.T) {
 	t.Logf("work agent restarted: revision 2 on the cluster and Deployed on the hub %v later", time.Since(restarted).Round(time.Millisecond))
 
 	// The agent killed during Helm operations, on the same fleet (faults_helm_test.go).
-	t.Run("the agent killed during Helm operations", p.helmAgentKilled)
+	bin := testkit.Binary(t, "github.com/umkim/terraform-provider-fleet/cmd/fleet-controller")
+	t.Run("the agent killed during Helm operations", func(t *testing.T) { p.helmAgentKilled(t, bin) })
+	// The agent killed mid-pull, on the same fleet (faults_cache_test.go).
+	t.Run("the agent killed mid-pull", func(t *testing.T) { p.agentKilledMidPull(t, bin) })
 
 	// The cluster leaves the hub (its work agent first), then the app is deleted.
 	if err := cluster.StopAgent(); err != nil {

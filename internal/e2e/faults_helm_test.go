@@ -40,8 +40,9 @@ const helmRecoveryGoal = 2 * time.Minute
 // again: the hub shows the app Deployed at the revision expected within helmRecoveryGoal, with
 // the values on the cluster. Then SIGTERM during an upgrade: the agent exits within the chart's
 // grace period, Helm has recorded the upgrade failed (not pending) and the Lease is gone. The
-// app's deletion then uninstalls the release. The in-process agent runs again afterwards.
-func (p *pullFleet) helmAgentKilled(t *testing.T) {
+// app's deletion then uninstalls the release. The in-process agent runs again afterwards. bin is
+// the fleet-controller binary.
+func (p *pullFleet) helmAgentKilled(t *testing.T, bin string) {
 	const app, target = "hooked", "app-recover"
 	relName := app
 	ctx, hubc, spoke := p.ctx, p.hub, p.agents[pullCluster].spoke
@@ -59,7 +60,6 @@ func (p *pullFleet) helmAgentKilled(t *testing.T) {
 		}
 		p.startAgent(pullCluster)
 	}()
-	bin := testkit.Binary(t, "github.com/umkim/terraform-provider-fleet/cmd/fleet-controller")
 	cache := filepath.Join(t.TempDir(), "cache")
 	runs := 0
 	start := func() *testkit.Process {
