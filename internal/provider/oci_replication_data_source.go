@@ -65,7 +65,7 @@ func (d *ociReplicationDataSource) Schema(_ context.Context, _ datasource.Schema
 			"the manifest has none, the earliest successful pull of its digest (from any registry, by any cluster of the workspace) that " +
 			"`fleet-controller hub` observed: the artifact was pushed before, so that lag is a lower bound. Its **lag** at this registry is " +
 			"the time from pushed-at to the first successful pull of the digest from this registry by any cluster, as the hub observed it " +
-			"(the agents report pulls to the second; OCM's status feedback takes a few seconds more). A registry counts an artifact once a " +
+			"(to the second, as the agents time their pulls). A registry counts an artifact once a " +
 			"cluster asked it for the artifact: it pulled from it, waits at it, or gave up on it for a later registry of its chain. `p50` and " +
 			"`p95` are over the artifacts of the window that were pulled from it; those it has not served yet are `waiting`.\n\n" +
 			"`fleet-controller hub`'s `replication` reconciler writes the figures on an `OCIReplication` named after the registry in the " +
