@@ -56,8 +56,12 @@ type replicatedArtifactM struct {
 }
 
 func (d *ociReplicationDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	str := func(desc string) schema.StringAttribute { return schema.StringAttribute{Computed: true, MarkdownDescription: desc} }
-	num := func(desc string) schema.Int64Attribute { return schema.Int64Attribute{Computed: true, MarkdownDescription: desc} }
+	str := func(desc string) schema.StringAttribute {
+		return schema.StringAttribute{Computed: true, MarkdownDescription: desc}
+	}
+	num := func(desc string) schema.Int64Attribute {
+		return schema.Int64Attribute{Computed: true, MarkdownDescription: desc}
+	}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "How far behind one registry of a workspace is: the replication lag its clusters observed, the answer to " +
 			"\"how long after a push can a cluster pull it from this mirror?\".\n\n" +
@@ -73,12 +77,12 @@ func (d *ociReplicationDataSource) Schema(_ context.Context, _ datasource.Schema
 			"cluster). A registry no cluster has asked for anything has none: `measured` is 0 and the figures are null. A route whose " +
 			"`replication_wait` is shorter than its first registry's `p95` gets a plan warning naming the clusters that will fail over.",
 		Attributes: map[string]schema.Attribute{
-			"workspace": schema.StringAttribute{Required: true, MarkdownDescription: "Workspace (hub namespace) of the registry."},
-			"registry":  schema.StringAttribute{Required: true, MarkdownDescription: "The registry's name (its `fleet_oci_registry`'s `name`)."},
-			"window":    str("How far back pushed artifacts count, e.g. `24h0m0s` (the controller's `--replication-window`); null without figures."),
-			"measured":  num("How many artifacts of the window clusters pulled from the registry: what `p50` and `p95` are over."),
-			"p50":       str("The median lag, as a duration such as `1m30s`; null when `measured` is 0."),
-			"p95":       str("The 95th percentile of the lags (nearest rank); null when `measured` is 0."),
+			"workspace":   schema.StringAttribute{Required: true, MarkdownDescription: "Workspace (hub namespace) of the registry."},
+			"registry":    schema.StringAttribute{Required: true, MarkdownDescription: "The registry's name (its `fleet_oci_registry`'s `name`)."},
+			"window":      str("How far back pushed artifacts count, e.g. `24h0m0s` (the controller's `--replication-window`); null without figures."),
+			"measured":    num("How many artifacts of the window clusters pulled from the registry: what `p50` and `p95` are over."),
+			"p50":         str("The median lag, as a duration such as `1m30s`; null when `measured` is 0."),
+			"p95":         str("The 95th percentile of the lags (nearest rank); null when `measured` is 0."),
 			"p50_seconds": num("`p50` in whole seconds; null when `measured` is 0."),
 			"p95_seconds": num("`p95` in whole seconds; null when `measured` is 0."),
 			"waiting":     num("Artifacts of the window a cluster asked the registry for that no cluster has pulled from it yet."),
