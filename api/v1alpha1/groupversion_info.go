@@ -34,6 +34,7 @@ func addKnownTypes(s *runtime.Scheme) error {
 		&FleetRelease{}, &FleetReleaseList{},
 		&FleetSite{}, &FleetSiteList{},
 		&OCIPull{}, &OCIPullList{},
+		&OCIReplication{}, &OCIReplicationList{},
 		&OCIStorageRoute{}, &OCIStorageRouteList{},
 	)
 	metav1.AddToGroupVersion(s, GroupVersion)

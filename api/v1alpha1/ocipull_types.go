@@ -126,6 +126,17 @@ type OCIPullStatus struct {
 	// +optional
 	Message string `json:"message,omitempty"`
 
+	// Size is the pulled artifact's size in bytes: its manifests, configs and layers, as its
+	// manifests in the agent's cache tell; set once Pulled.
+	// +optional
+	Size int64 `json:"size,omitempty"`
+
+	// PushedAt is when the artifact was made, from its manifest's
+	// org.opencontainers.image.created annotation; unset when the manifest has none (the hub
+	// then takes the first successful pull of the digest it observed, see OCIReplication).
+	// +optional
+	PushedAt *metav1.Time `json:"pushedAt,omitempty"`
+
 	// Failovers are the registries of the chain this pull gave up on, in order, each with the
 	// class of its failure: why a later registry served, or why the pull failed. It is a sample:
 	// the last ones that fit OCM's 1,024 bytes for a feedback value; FailoverCount counts them all.

@@ -119,6 +119,7 @@ type pullEntry struct {
 	failures   int       // times in a row every registry failed
 	retryAt    time.Time // when a pull that failed at every registry starts over
 	progress   puller.Progress
+	meta       puller.Metadata // the pulled artifact's size and pushed-at (ocipull_metadata.go)
 }
 
 // Reconcile makes one step of the pull req names, or as many as the chain allows without waiting.
@@ -196,6 +197,7 @@ func (r *OCIPullReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	e.progress = live.stop()
 	e.cursor = c
+	e.meta = pulledMetadata(ctx, p, a, c)
 	switch {
 	case c.Done && c.Status.State == puller.Failed:
 		e.failures++
@@ -217,6 +219,7 @@ func (r *OCIPullReconciler) finish(ctx context.Context, pull *v1alpha1.OCIPull, 
 	c := e.cursor
 	pullStatus(status, pull, chain, c)
 	status.PulledBytes, status.TotalBytes = e.progress.Done, e.progress.Total
+	setMetadata(status, e.meta)
 	if c.Done && c.Status.State == puller.Failed {
 		status.NextRetry = metaTime(&e.retryAt)
 		ready := meta.FindStatusCondition(status.Conditions, v1alpha1.ReadyCondition)

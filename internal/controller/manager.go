@@ -34,6 +34,7 @@ func (o *HubOptions) BindFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.MaxConcurrentWrites, "max-concurrent-writes", 16, "writes one reconcile may have in flight")
 	fs.StringVar(&o.GatewayNamespace, "gateway-namespace", DefaultGatewayNamespace, "`namespace` of the hub gateway's ConfigMaps (Traefik fragments of the hub-mode app routes): the controller's own, which tenants cannot write")
 	fs.DurationVar(&o.OrphanAfter, "orphan-after", DefaultOrphanAfter, "how long a deleted app or storage deployment waits for its work on a cluster that is not available before it goes without it")
+	fs.DurationVar(&o.ReplicationWindow, "replication-window", 24*time.Hour, "how far back the replication reconciler counts pushed artifacts in each registry's lag figures (OCIReplication)")
 	fs.Float64Var(&o.QPS, "kube-api-qps", 50, "queries per second to the hub's API server")
 	fs.IntVar(&o.Burst, "kube-api-burst", 100, "burst of queries to the hub's API server")
 }

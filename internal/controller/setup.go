@@ -51,6 +51,9 @@ type Options struct {
 	// OrphanAfter bounds how long a deleted app or storage deployment waits for its work on a
 	// cluster that exists but is not available; 0 means DefaultOrphanAfter.
 	OrphanAfter time.Duration
+	// ReplicationWindow is how far back the replication reconciler counts pushed artifacts; 0
+	// means replication.DefaultWindow.
+	ReplicationWindow time.Duration
 }
 
 // Reconcilers are the reconcilers of `fleet-controller hub`, by the name --controllers uses.
@@ -61,6 +64,9 @@ var Reconcilers = map[string]func(ctrl.Manager, Options) error{
 	},
 	"pull-status": func(mgr ctrl.Manager, _ Options) error {
 		return (&PullStatusReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
+	},
+	"replication": func(mgr ctrl.Manager, o Options) error {
+		return (&ReplicationReconciler{Client: mgr.GetClient(), Window: o.ReplicationWindow}).SetupWithManager(mgr)
 	},
 	"storage-site": func(mgr ctrl.Manager, o Options) error {
 		return (&StorageSiteReconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("fleet-controller-hub"),

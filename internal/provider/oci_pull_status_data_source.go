@@ -63,6 +63,8 @@ type pullStatusRow struct {
 	LastSuccess types.String `tfsdk:"last_success"`
 	Message     types.String `tfsdk:"message"`
 	Failovers   []failover   `tfsdk:"failovers"`
+	Size        types.Int64  `tfsdk:"size"`
+	PushedAt    types.String `tfsdk:"pushed_at"`
 }
 
 type failover struct {
@@ -135,6 +137,11 @@ func (d *ociPullStatusDataSource) Schema(_ context.Context, _ datasource.SchemaR
 						MarkdownDescription: "When the agent last pulled the artifact successfully (RFC 3339); null when it never has or `state` is `Unknown`."},
 					"message": schema.StringAttribute{Computed: true,
 						MarkdownDescription: "The agent's message about the last attempt, what to read when `state` is not `Pulled`; null when `state` is `Unknown` or the agent gave none."},
+					"size": schema.Int64Attribute{Computed: true,
+						MarkdownDescription: "The pulled artifact's size in bytes (its manifests, configs and layers, as the agent's cache holds them); null unless `state` is `Pulled`."},
+					"pushed_at": schema.StringAttribute{Computed: true,
+						MarkdownDescription: "When the artifact was made (RFC 3339), from its manifest's `org.opencontainers.image.created` annotation; null when the manifest has none " +
+							"or `state` is not `Pulled`. `fleet_oci_replication` then counts from the first successful pull of the digest the hub observed."},
 					"failovers": schema.ListNestedAttribute{Computed: true,
 						MarkdownDescription: "The registries of the chain this pull gave up on, in order, and why (`reason`: `Unauthorized`, `TLS`, `Unreachable`, `NotFound` after the replication wait, or `IntegrityMismatch`): " +
 							"why a later registry served, or why the pull failed. Empty when the first registry served or `state` is `Unknown`. " +
@@ -285,6 +292,7 @@ func pullStatusRows(pulls []pullwork.Pull, storages map[string]v1alpha1.ClusterO
 			Route: types.StringNull(), Chain: []string{},
 			Reason: types.StringNull(), Registry: types.StringNull(), Digest: types.StringNull(), Attempts: types.Int64Null(),
 			NextRetry: types.StringNull(), LastSuccess: types.StringNull(), Message: types.StringNull(), Failovers: []failover{},
+			Size: types.Int64Null(), PushedAt: types.StringNull(),
 		}
 		if s, ok := storages[p.Cluster]; ok {
 			r.Route, r.Chain = optionalString(s.Route), nonNil(slices.Clone(s.Chain))
@@ -293,6 +301,10 @@ func pullStatusRows(pulls []pullwork.Pull, storages map[string]v1alpha1.ClusterO
 			r.Reason, r.Registry, r.Digest, r.Message = optionalString(st.Reason), optionalString(st.Registry), optionalString(st.Digest), optionalString(st.Message)
 			r.Attempts = types.Int64Value(int64(st.Attempts))
 			r.NextRetry, r.LastSuccess = rfc3339(st.NextRetry), rfc3339(st.LastSuccess)
+			if st.Size > 0 {
+				r.Size = types.Int64Value(st.Size)
+			}
+			r.PushedAt = rfc3339(st.PushedAt)
 			for _, f := range st.Failovers {
 				r.Failovers = append(r.Failovers, failover{Registry: f.Registry, Reason: f.Reason})
 			}

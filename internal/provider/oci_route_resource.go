@@ -480,6 +480,9 @@ func checkOCIRoutePlan(ctx context.Context, c hubresource.PlanCheck[ociRouteMode
 			priorRoute = &r
 		}
 	}
+	if !vague["registries"] && !vague["replication_wait"] {
+		checkPredictedFailover(ctx, c, route, replaced, inv, &diags)
+	}
 	if !vague["priority"] && !vague["default"] {
 		checkCollisions(c.Env, route, priorRoute, replaced, inv, c.Workspace, &diags)
 	}

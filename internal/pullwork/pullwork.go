@@ -54,6 +54,8 @@ var feedbackPaths = []workv1.JsonPath{
 	{Name: "message", Path: ".status.message"},
 	{Name: "route", Path: ".status.route"},
 	{Name: "failoverCount", Path: ".status.failoverCount"},
+	{Name: "size", Path: ".status.size"},
+	{Name: "pushedAt", Path: ".status.pushedAt"},
 	// A list, bounded by the agent to fit OCM's 1,024 bytes (the last failovers; failoverCount
 	// counts them all): it comes back only where the work agent runs with the
 	// RawFeedbackJsonString feature gate; the scalars come back either way.
@@ -219,6 +221,10 @@ func decode(values []workv1.FeedbackValue) (st v1alpha1.OCIPullStatus, echo v1al
 			st.Route = s
 		case "failoverCount":
 			st.FailoverCount = int32(min(n, 1<<31-1)) //nolint:gosec // bounded
+		case "size":
+			st.Size = n
+		case "pushedAt":
+			st.PushedAt = parseTime(s)
 		case "failovers":
 			if v.Value.JsonRaw != nil {
 				_ = json.Unmarshal([]byte(*v.Value.JsonRaw), &st.Failovers) // a bad list is no list
