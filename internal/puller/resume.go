@@ -129,7 +129,7 @@ func (c *Cache) openIngest(desc ocispec.Descriptor, p *partial) (*os.File, *part
 // desc. It returns whether p is worth keeping for a resume: the registry broke off with the
 // bytes so far possibly sound.
 func (p *partial) ingest(f *os.File, r io.Reader, desc ocispec.Descriptor, resumedFrom int64) (keep bool, err error) {
-	w := &hashingWriter{f: f, p: p}
+	w := &hashingWriter{f: f, p: p, flushed: p.n}
 	buf := make([]byte, copyBufferSize)
 	if _, err := io.CopyBuffer(w, io.LimitReader(r, desc.Size-p.n+1), buf); err != nil {
 		return !errors.As(err, new(storeError)) && p.n > 0 && p.n <= desc.Size, err
@@ -150,16 +150,25 @@ func (p *partial) ingest(f *os.File, r io.Reader, desc ocispec.Descriptor, resum
 	return false, nil
 }
 
-// hashingWriter writes to a partial's file and hashes exactly what was written.
+// writebackEvery is how many bytes a download writes before it starts their writeback to disk.
+const writebackEvery = 8 << 20
+
+// hashingWriter writes to a partial's file and hashes exactly what was written, starting the
+// writeback of every writebackEvery bytes as it goes.
 type hashingWriter struct {
-	f *os.File
-	p *partial
+	f       *os.File
+	p       *partial
+	flushed int64 // the bytes whose writeback started
 }
 
 func (w *hashingWriter) Write(b []byte) (int, error) {
 	n, err := w.f.Write(b)
 	w.p.h.Write(b[:n])
 	w.p.n += int64(n)
+	if w.p.n-w.flushed >= writebackEvery {
+		startWriteback(w.f, w.flushed, w.p.n-w.flushed)
+		w.flushed = w.p.n
+	}
 	if err != nil {
 		err = storeError{err}
 	}
