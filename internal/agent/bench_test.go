@@ -68,9 +68,10 @@ func BenchmarkAgentPullRSS(b *testing.B) {
 	if floor, _ := launcher.Run(b, 0, "true"); ours <= floor || peer <= floor {
 		b.Logf("warning: a pull's peak RSS is at the launcher's own floor of %.1f MiB; the figures are upper bounds", floor)
 	}
-	// What fleet-controller takes before it pulls anything (its packages' init; it exits 2
-	// after printing its usage), to tell the pull's own memory from the binary's.
-	startup, _ := launcher.Run(b, 2, fleetBin, "help")
+	// What fleet-controller takes before it pulls anything (its packages' init; it exits 0
+	// after printing the agent mode's usage), to tell the pull's own memory from the binary's.
+	startup, _ := launcher.Run(b, 0, fleetBin, "agent", "--help")
+	agentIdle, managerIdle, agentFile, agentAnon := idleRSS(b, launcher, tmp, fleetBin)
 
 	// What each pulled: our OCI layout resolves the artifact to the pushed manifest and holds
 	// every layer; oras names the manifest and writes every layer under its title.
@@ -96,7 +97,54 @@ func BenchmarkAgentPullRSS(b *testing.B) {
 	b.ReportMetric(peer, "oras_peak_rss_MiB")
 	b.ReportMetric(ratio, "rss_ratio_vs_oras")
 	b.ReportMetric(startup, "startup_rss_MiB")
-	fmt.Printf("agent: artifact_mib=%d peak_rss_mib=%.1f oras_peak_rss_mib=%.1f ratio=%.2f\n", artifactMiB, ours, peer, ratio)
+	b.ReportMetric(ours-startup, "pull_added_rss_MiB")
+	b.ReportMetric(agentIdle, "agent_idle_rss_MiB")
+	b.ReportMetric(managerIdle, "idle_manager_rss_MiB")
+	fmt.Printf("agent: artifact_mib=%d peak_rss_mib=%.1f oras_peak_rss_mib=%.1f ratio=%.2f startup_rss_mib=%.1f pull_added_rss_mib=%.1f agent_idle_rss_mib=%.1f idle_manager_rss_mib=%.1f agent_idle_file_rss_mib=%.1f agent_idle_anon_rss_mib=%.1f\n",
+		artifactMiB, ours, peer, ratio, startup, ours-startup, agentIdle, managerIdle, agentFile, agentAnon)
+}
+
+// idleRSS returns the peak RSS of `fleet-controller agent` and of an idle controller-runtime
+// manager (testdata/idlemanager: client-go's scheme, no controllers), each run for a few
+// seconds against the package's cluster, the agent's CRDs installed, and stopped by SIGINT; and
+// what the agent's resident memory is made of after 4 s: pages of the binary and other files
+// mapped (its code and data), and anonymous memory (heap, stacks).
+func idleRSS(b *testing.B, launcher *testkit.RSSLauncher, tmp, fleetBin string) (agentMiB, managerMiB, fileMiB, anonMiB float64) {
+	b.Helper()
+	spokeOnce.Do(func() { spoke, spokeErr = testbed.Start(context.Background(), testbed.Options{}) })
+	if spokeErr != nil {
+		b.Fatal(spokeErr)
+	}
+	idleBin := filepath.Join(tmp, "idlemanager")
+	build := exec.Command("go", "build", "-o", idleBin, "./testdata/idlemanager")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("build the idle manager: %v\n%s", err, out)
+	}
+	agentArgs := []string{"agent", "--kubeconfig", spoke.Kubeconfig, "--cache-dir", filepath.Join(tmp, "idle-cache"),
+		"--metrics-bind-address", "0", "--health-probe-bind-address", "0"}
+	agentMiB, _ = launcher.Run(b, 0, append([]string{"timeout", "--preserve-status", "-s", "INT", "5", fleetBin}, agentArgs...)...)
+	managerMiB, _ = launcher.Run(b, 0, idleBin, "--kubeconfig", spoke.Kubeconfig, "--for", "5s")
+
+	cmd := exec.Command(fleetBin, agentArgs...)
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	time.Sleep(4 * time.Second)
+	rollup, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", cmd.Process.Pid))
+	_ = cmd.Process.Signal(os.Interrupt)
+	_ = cmd.Wait()
+	if err != nil {
+		b.Fatal(err)
+	}
+	kib := map[string]float64{}
+	for _, line := range strings.Split(string(rollup), "\n") {
+		var key string
+		var v float64
+		if n, _ := fmt.Sscanf(line, "%s %f kB", &key, &v); n == 2 {
+			kib[strings.TrimSuffix(key, ":")] = v
+		}
+	}
+	return agentMiB, managerMiB, (kib["Rss"] - kib["Anonymous"]) / 1024, kib["Anonymous"] / 1024
 }
 
 // fetchManifest returns the image manifest m of repo in reg.

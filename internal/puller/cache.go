@@ -71,6 +71,9 @@ type Cache struct {
 	size    int64
 	changed chan struct{}
 	now     func() time.Time
+
+	// partials are the downloads that broke off, kept to resume (resume.go).
+	partials map[digest.Digest]*partial
 }
 
 // artifact is a manifest of the index.
@@ -590,32 +593,40 @@ func (c *Cache) Exists(_ context.Context, desc ocispec.Descriptor) (bool, error)
 	return ok, nil
 }
 
-// push writes a blob to ingest/, verifies it against desc (digest and size), fsyncs it and only
-// then commits it to blobs/.
-func (c *Cache) push(desc ocispec.Descriptor, r io.Reader) (err error) {
+// push writes a blob to ingest/ (appending to resumed, a partial download r continues, if set),
+// verifies it against desc (digest and size), fsyncs it and only then commits it to blobs/. A
+// download the registry broke off goes to leave, to be resumed (resume.go).
+func (c *Cache) push(desc ocispec.Descriptor, r io.Reader, resumed *partial, leave func(digest.Digest, *partial)) (err error) {
 	if err := desc.Digest.Validate(); err != nil {
 		return fmt.Errorf("%s: %w", desc.Digest, errdef.ErrInvalidDigest)
 	}
 	if ok, _ := c.Exists(context.Background(), desc); ok {
+		if resumed != nil {
+			os.Remove(resumed.path)
+		}
 		return fmt.Errorf("%s: %w", desc.Digest, errdef.ErrAlreadyExists)
 	}
-	f, err := os.CreateTemp(filepath.Join(c.dir, ingestDir), desc.Digest.Encoded()+"_*")
+	var from int64
+	if resumed != nil {
+		from = resumed.n
+	}
+	f, p, err := c.openIngest(desc, resumed)
 	if err != nil {
 		return storeError{fmt.Errorf("ingest: %w", err)}
 	}
-	committed := false
+	committed, keep := false, false
 	defer func() {
 		if !committed {
 			f.Close()
-			os.Remove(f.Name())
+			if keep {
+				leave(desc.Digest, p)
+			} else {
+				os.Remove(f.Name())
+			}
 		}
 	}()
-	vr := content.NewVerifyReader(r, desc)
 	// Errors reading come from the registry; errors writing are the cache's (storeError).
-	if _, err := io.Copy(storeWriter{f}, vr); err != nil {
-		return fmt.Errorf("ingest %s: %w", desc.Digest, err)
-	}
-	if err := vr.Verify(); err != nil {
+	if keep, err = p.ingest(f, r, desc, from); err != nil {
 		return fmt.Errorf("ingest %s: %w", desc.Digest, err)
 	}
 	if err := f.Sync(); err != nil {
@@ -666,17 +677,6 @@ func (c *Cache) push(desc ocispec.Descriptor, r io.Reader) (err error) {
 type storeError struct{ error }
 
 func (e storeError) Unwrap() error { return e.error }
-
-// storeWriter marks the errors writing a file as the cache's.
-type storeWriter struct{ f *os.File }
-
-func (w storeWriter) Write(b []byte) (int, error) {
-	n, err := w.f.Write(b)
-	if err != nil {
-		err = storeError{err}
-	}
-	return n, err
-}
 
 // fileFetcher fetches one file, whatever the descriptor.
 type fileFetcher string
@@ -797,6 +797,7 @@ func (c *Cache) Collect(maxBytes int64, minAge time.Duration, keep func(digest.D
 		return out, nil
 	}
 	before := c.size
+	c.dropPartials()
 	if err := c.removeUnreachable(); err != nil {
 		return out, err
 	}
@@ -873,6 +874,10 @@ type session struct {
 	c      *Cache
 	mu     sync.Mutex
 	pinned []digest.Digest
+	// resumed are the partial downloads Fetch continues, for Push; left those Push kept, and
+	// corrupt is set once a blob failed its digest (resume.go).
+	resumed, left map[digest.Digest]*partial
+	corrupt       bool
 }
 
 func (c *Cache) session() *session { return &session{c: c} }
@@ -887,6 +892,7 @@ func (s *session) pin(d digest.Digest) {
 }
 
 func (s *session) release() {
+	s.returnResumed()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.c.mu.Lock()
@@ -906,7 +912,7 @@ func (s *session) Exists(ctx context.Context, desc ocispec.Descriptor) (bool, er
 
 func (s *session) Push(_ context.Context, desc ocispec.Descriptor, r io.Reader) error {
 	s.pin(desc.Digest)
-	return s.c.push(desc, r)
+	return s.checked(s.c.push(desc, r, s.takeResumed(desc.Digest), s.leave))
 }
 
 func (s *session) Fetch(ctx context.Context, desc ocispec.Descriptor) (io.ReadCloser, error) {

@@ -60,7 +60,7 @@ type Options struct {
 	Backoff Backoff
 	// Clock defaults to the wall clock.
 	Clock Clock
-	// Concurrency is the number of blobs fetched at once; default 3, as the oras CLI.
+	// Concurrency is the number of blobs fetched at once; default 4 (the oras CLI fetches 3).
 	Concurrency int
 	// OnAttempt, if set, is called after every attempt.
 	OnAttempt func(Attempt)
@@ -148,7 +148,7 @@ func NewWithCache(chain []Registry, cache *Cache, opts Options) (*Puller, error)
 		opts.Clock = realClock{}
 	}
 	if opts.Concurrency <= 0 {
-		opts.Concurrency = 3
+		opts.Concurrency = 4
 	}
 	opts.DialTimeout = timeout(opts.DialTimeout, DefaultDialTimeout)
 	opts.ResponseHeaderTimeout = timeout(opts.ResponseHeaderTimeout, DefaultResponseHeaderTimeout)
@@ -414,22 +414,24 @@ func (p *Puller) attempt(ctx context.Context, t target, a Artifact, known digest
 	} else if root.Digest != want {
 		return known, fmt.Errorf("%s resolved %s to %s: %w", t.Name, want, root.Digest, errIntegrity)
 	}
-	var src content.ReadOnlyStorage = repo
+	dst := p.store.session() // holds what the pull builds on until it is tagged
+	defer dst.release()
+	resuming := resumingSource{ReadOnlyStorage: repo, repo: repo, sess: dst}
+	var src content.ReadOnlyStorage = resuming
 	copyOpts := oras.CopyGraphOptions{Concurrency: p.opts.Concurrency}
 	if p.opts.OnRead != nil || p.opts.OnProgress != nil {
 		tr := newTracker(t.Name, root.Size, p.store, p.opts.OnProgress)
+		resuming.onResume = func(_ ocispec.Descriptor, offset int64) { tr.add(&tr.done, offset) }
 		onRead := func(desc ocispec.Descriptor, n int) {
 			if p.opts.OnRead != nil {
 				p.opts.OnRead(desc, n)
 			}
 			tr.add(&tr.done, int64(n))
 		}
-		src = progressStorage{repo, onRead}
+		src = progressStorage{resuming, onRead}
 		copyOpts.FindSuccessors = tr.findSuccessors
 		copyOpts.OnCopySkipped = tr.skipped
 	}
-	dst := p.store.session() // holds what the pull builds on until it is tagged
-	defer dst.release()
 	err = oras.CopyGraph(ctx, src, dst, root, copyOpts)
 	if err != nil {
 		return want, err

@@ -30,8 +30,8 @@ import (
 
 // ProxyOptions configure a Proxy. The zero value passes everything through.
 type ProxyOptions struct {
-	// Tamper, if set, flips the first byte of the body of every successful GET whose URL path
-	// it matches (e.g. BlobPaths), keeping the genuine headers (length and digest).
+	// Tamper, if set, flips the first byte of the body of every successful GET (200 or 206)
+	// whose URL path it matches (e.g. BlobPaths), keeping the genuine headers (length and digest).
 	Tamper func(path string) bool
 	// StallBlobs answers every blob GET with 200 and headers, then never sends the body.
 	StallBlobs bool
@@ -42,6 +42,9 @@ type ProxyOptions struct {
 	// BytesPerSecond, if set, slows the body of each blob GET to about that rate, so that a
 	// test can act in the middle of a download.
 	BytesPerSecond int64
+	// IgnoreRange drops the Range header of every request, as a registry that does not serve
+	// ranges: a resumed download gets the whole blob (200).
+	IgnoreRange bool
 }
 
 // BlobPaths and ManifestPaths match the URL paths of blobs and of manifests, for
@@ -60,6 +63,9 @@ type Proxy struct {
 	BlobGets, ManifestGets atomic.Int64
 	// BlobBytes counts the bytes of blob bodies that passed.
 	BlobBytes atomic.Int64
+	// RangeGets counts the blob GETs with a Range header it received; PartialGets those answered
+	// with 206 Partial Content.
+	RangeGets, PartialGets atomic.Int64
 	// Frozen is closed once ProxyOptions.FreezeAfter froze the registry.
 	Frozen chan struct{}
 
@@ -76,10 +82,13 @@ func StartProxy(target *Registry, opts ProxyOptions) *Proxy {
 	rp.ErrorLog = log.New(io.Discard, "", 0) // a pull that gives up mid-blob is expected here
 	var freeze sync.Once
 	rp.ModifyResponse = func(resp *http.Response) error {
-		if resp.Request.Method != http.MethodGet || resp.StatusCode != http.StatusOK {
+		if resp.Request.Method != http.MethodGet || resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusPartialContent {
 			return nil
 		}
 		path := resp.Request.URL.Path
+		if resp.StatusCode == http.StatusPartialContent && BlobPaths(path) {
+			p.PartialGets.Add(1)
+		}
 		if opts.Tamper != nil && opts.Tamper(path) {
 			resp.Body = &flipFirstByte{ReadCloser: resp.Body}
 		}
@@ -101,6 +110,12 @@ func StartProxy(target *Registry, opts ProxyOptions) *Proxy {
 	}
 	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		blob := BlobPaths(req.URL.Path)
+		if blob && req.Method == http.MethodGet && req.Header.Get("Range") != "" {
+			p.RangeGets.Add(1)
+		}
+		if opts.IgnoreRange {
+			req.Header.Del("Range")
+		}
 		if req.Method == http.MethodGet {
 			switch {
 			case blob:
