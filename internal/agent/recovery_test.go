@@ -160,7 +160,15 @@ func TestReleaseSurvivesAgentKill(t *testing.T) {
 	wantConfigMap(t, c, target, relName+"-hello", "three")
 	wantScrape(t, proc, "fleet_agent_release_recoveries_total", "", 0)
 
+	// Nothing runs Helm again behind the deploy (a reconcile on a cache without its status write):
+	// the release's one worker is free to uninstall.
+	time.Sleep(2 * time.Second)
+	if last, err := helm.Releases.Last(relName); err != nil || last.Version != 6 {
+		t.Errorf("Helm's last revision 2 s after the recovery: %v (%v), want 6", last, err)
+	}
+	deleting := time.Now()
 	deleteRelease(t, c, rel)
+	t.Logf("the FleetRelease went %s after its deletion", time.Since(deleting).Round(10*time.Millisecond))
 	if err := c.Get(t.Context(), lease, &coordinationv1.Lease{}); !apierrors.IsNotFound(err) {
 		t.Errorf("operation Lease %s after the uninstall: %v, want it deleted", lease, err)
 	}
