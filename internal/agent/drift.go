@@ -2,7 +2,6 @@ package agent
 
 import (
 	"cmp"
-	"context"
 	"encoding/base64"
 	"fmt"
 	"slices"
@@ -53,28 +52,28 @@ const (
 
 // checkDrift runs the drift check of a steady release when it is due, records what it found
 // (a status write only when that changed), and asks to be called again at the next check.
-func (r *FleetReleaseReconciler) checkDrift(ctx context.Context, rel *v1alpha1.FleetRelease, status *v1alpha1.FleetReleaseStatus, log logr.Logger) (ctrl.Result, error) {
+func (r *FleetReleaseReconciler) checkDrift(rel *v1alpha1.FleetRelease, status *v1alpha1.FleetReleaseStatus, log logr.Logger) (ctrl.Result, bool, error) {
 	if r.DriftInterval <= 0 {
 		status.Drift = nil
-		return ctrl.Result{}, writeStatus(ctx, r.Client, rel, &rel.Status, status)
+		return ctrl.Result{}, true, nil
 	}
 	key := client.ObjectKeyFromObject(rel)
 	if wait := r.driftDue(key); wait > 0 {
-		return ctrl.Result{RequeueAfter: wait}, nil
+		return ctrl.Result{RequeueAfter: wait}, true, nil
 	}
 	next := ctrl.Result{RequeueAfter: wait.Jitter(r.DriftInterval, driftJitter)}
 	cfg, err := r.helm(rel, log)
 	if err != nil {
-		return next, err
+		return next, false, err
 	}
 	last, err := lastRelease(cfg, rel.Spec.ReleaseName)
 	if err != nil || last == nil || !ownedBy(last, rel) {
 		// Gone or taken over since the deploy: the next generation or restart looks again.
 		log.V(1).Info("drift not checked: no release of the app's", "release", rel.Spec.ReleaseName, "namespace", rel.Spec.Namespace, "error", err)
-		return next, nil
+		return next, true, nil
 	}
 	next = r.findDrift(cfg, last, key, status, log)
-	return next, writeStatus(ctx, r.Client, rel, &rel.Status, status)
+	return next, true, nil
 }
 
 // findDrift checks Helm's release hr of FleetRelease key for drift, records the finding in

@@ -36,12 +36,14 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/yaml"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
+	"github.com/umkim/terraform-provider-fleet/internal/kube"
 	"github.com/umkim/terraform-provider-fleet/internal/manager"
 	"github.com/umkim/terraform-provider-fleet/internal/puller"
 )
@@ -62,7 +64,7 @@ const (
 	DefaultReleaseBackoffInitial = 10 * time.Second
 	DefaultReleaseBackoffMax     = 5 * time.Minute
 	// baselineRetry is the fixed retry of a failed release before back-off, which
-	// BenchmarkFailingReleases measures as its baseline (fixedRetry).
+	// e2e.BenchmarkFaultsFailingReleases measures as its baseline (fixedRetry).
 	baselineRetry = 30 * time.Second
 	// releaseMaxHistory is how many revisions Helm keeps per release, as `helm upgrade` does.
 	releaseMaxHistory = 10
@@ -119,7 +121,7 @@ type FleetReleaseReconciler struct {
 	// jitter; 0 turns the drift checks off.
 	DriftInterval time.Duration
 
-	// fixedRetry is the behaviour before back-off, the baseline of BenchmarkFailingReleases:
+	// fixedRetry is the behaviour before back-off, the baseline of e2e.BenchmarkFaultsFailingReleases:
 	// every attempt writes Installing, and a failure is retried after baselineRetry.
 	fixedRetry bool
 
@@ -139,7 +141,7 @@ type retryState struct {
 }
 
 // Reconcile brings one FleetRelease's Helm release to its spec, or uninstalls it.
-func (r *FleetReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *FleetReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
 	log := ctrl.LoggerFrom(ctx)
 	var rel v1alpha1.FleetRelease
 	if err := r.Get(ctx, req.NamespacedName, &rel); err != nil {
@@ -176,91 +178,124 @@ func (r *FleetReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		}
 	}
 
+	// One status write, at the end, when the reconcile reached an account of the release (and
+	// one before, Installing, while Helm works): status is what it will say.
+	patch := kube.BeginStatus(&rel, &rel.Status)
 	status := rel.Status.DeepCopy()
 	status.ObservedGeneration = rel.Generation
-	pullDigest, waiting, err := r.pulledDigest(ctx, &rel)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if waiting != "" {
-		status.Phase, status.Message = v1alpha1.ReleasePending, waiting
-		return ctrl.Result{}, writeStatus(ctx, r.Client, &rel, &rel.Status, status)
-	}
-	values, err := r.values(ctx, &rel)
-	if err != nil {
-		var pending pendingError
-		if !errors.As(err, &pending) {
-			return r.failed(ctx, &rel, status, attemptInputs(&rel, pullDigest, ""), err)
+	report := false
+	defer func() {
+		if report {
+			rel.Status = *status
 		}
-		// The Secret's arrival re-queues the release.
+		err = errors.Join(err, patch.Write(ctx, r.Client, report, nil))
+	}()
+	var res ctrl.Result
+	res, report, err = r.release(ctx, &rel, status, func() error {
+		// The Installing write: what the next write compares with.
+		rel.Status = *status
+		if err := patch.Write(ctx, r.Client, true, nil); err != nil {
+			return err
+		}
+		patch = kube.BeginStatus(&rel, &rel.Status)
+		return nil
+	}, log)
+	return res, err
+}
+
+// release brings rel's Helm release to its spec and sets status from the outcome; report says
+// whether status is an account of the release to write (false when what the reconcile needs
+// could not be read: it is retried). installing writes status before Helm runs.
+func (r *FleetReleaseReconciler) release(ctx context.Context, rel *v1alpha1.FleetRelease, status *v1alpha1.FleetReleaseStatus,
+	installing func() error, log logr.Logger,
+) (ctrl.Result, bool, error) {
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(rel)}
+	pullDigest, waiting, err := r.pulledDigest(ctx, rel)
+	if err != nil {
+		return ctrl.Result{}, false, err
+	}
+	if waiting != nil {
+		// The pull's status change re-queues the release; the wait looks again meanwhile.
+		status.Phase, status.Message = v1alpha1.ReleasePending, waiting.Error()
+		return ctrl.Result{}, true, waiting
+	}
+	values, err := r.values(ctx, rel)
+	if err != nil {
+		if kube.KindOf(err) != kube.Waits {
+			return r.failed(ctx, rel, status, attemptInputs(rel, pullDigest, ""), err)
+		}
+		// The Secret's arrival re-queues the release; the wait looks again meanwhile.
 		status.Phase, status.Message = v1alpha1.ReleasePending, err.Error()
-		return ctrl.Result{}, writeStatus(ctx, r.Client, &rel, &rel.Status, status)
+		return ctrl.Result{}, true, err
 	}
 	sum := valuesHash(values)
 	if rel.Status.Phase == v1alpha1.ReleaseDeployed && rel.Status.ObservedGeneration == rel.Generation && rel.Status.Digest == pullDigest &&
-		r.valuesDeployed(&rel, sum, log) {
-		return r.checkDrift(ctx, &rel, status, log)
+		r.valuesDeployed(rel, sum, log) {
+		return r.checkDrift(rel, status, log)
 	}
 
 	// A release that failed for these inputs is tried again when its back-off is over, whatever
 	// event comes first.
-	inputs := attemptInputs(&rel, pullDigest, sum)
+	inputs := attemptInputs(rel, pullDigest, sum)
 	if wait := r.backingOff(req.NamespacedName, inputs); wait > 0 {
-		return ctrl.Result{RequeueAfter: wait}, nil
+		return ctrl.Result{RequeueAfter: wait}, true, nil
+	}
+	// Helm runs only on the API server's account of the release, not on a cache that lags.
+	if err := r.cacheCaughtUp(ctx, rel); err != nil {
+		return ctrl.Result{}, false, err
 	}
 	oci, err := r.Cache.Get(ctx)
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, false, err
 	}
 	chrt, err := loadChart(oci, pullDigest)
 	if err != nil {
-		return r.failed(ctx, &rel, status, inputs, err)
+		return r.failed(ctx, rel, status, inputs, err)
 	}
 	if err := r.access().ensure(ctx, rel.Spec.Workspace, rel.Spec.Namespace); err != nil {
-		return r.failed(ctx, &rel, status, inputs, err)
+		return r.failed(ctx, rel, status, inputs, err)
 	}
-	cfg, err := r.helm(&rel, log)
+	cfg, err := r.helm(rel, log)
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, false, err
 	}
 	last, err := lastRelease(cfg, rel.Spec.ReleaseName)
 	if err != nil {
-		return r.failed(ctx, &rel, status, inputs, fmt.Errorf("helm release %s in %s: %w", rel.Spec.ReleaseName, rel.Spec.Namespace, err))
+		return r.failed(ctx, rel, status, inputs, fmt.Errorf("helm release %s in %s: %w", rel.Spec.ReleaseName, rel.Spec.Namespace, err))
 	}
-	if last != nil && !ownedBy(last, &rel) && !rel.Spec.Adopt {
+	if last != nil && !ownedBy(last, rel) && !rel.Spec.Adopt {
 		// Nothing to retry: a change of the FleetRelease (adopt) or a restart looks again.
-		status.Phase, status.Message = v1alpha1.ReleaseOwnedElsewhere, ownedElsewhere(last, &rel)
-		return ctrl.Result{}, writeStatus(ctx, r.Client, &rel, &rel.Status, status)
+		status.Phase, status.Message = v1alpha1.ReleaseOwnedElsewhere, ownedElsewhere(last, rel)
+		return ctrl.Result{}, true, nil
 	}
 	// From here Helm writes: under this process's operation Lease, read again under it.
-	op, err := r.acquire(ctx, &rel, log)
+	op, err := r.acquire(ctx, rel, log)
 	if err != nil {
-		return r.waitForOperation(ctx, &rel, status, err)
+		return r.waitForOperation(status, err)
 	}
 	defer op.release(log)
 	if last, err = lastRelease(cfg, rel.Spec.ReleaseName); err == nil {
-		last, err = r.recoverPending(cfg, &rel, last, op, log)
+		last, err = r.recoverPending(cfg, rel, last, op, log)
 	}
 	if err != nil {
 		if errors.As(err, new(busyError)) {
-			return r.waitForOperation(ctx, &rel, status, err)
+			return r.waitForOperation(status, err)
 		}
-		return r.failed(ctx, &rel, status, inputs, fmt.Errorf("helm release %s in %s: %w", rel.Spec.ReleaseName, rel.Spec.Namespace, err))
+		return r.failed(ctx, rel, status, inputs, fmt.Errorf("helm release %s in %s: %w", rel.Spec.ReleaseName, rel.Spec.Namespace, err))
 	}
 	// Installing while Helm works: its hooks may take a while even without waiting for readiness.
 	// A retry after a failure leaves the status Failed until its outcome is known.
 	if !r.retrying(req.NamespacedName, inputs) {
-		installing := status.DeepCopy()
-		installing.Phase, installing.Message = v1alpha1.ReleaseInstalling, fmt.Sprintf("installing %s-%s", chrt.Metadata.Name, chrt.Metadata.Version)
-		if err := writeStatus(ctx, r.Client, &rel, &rel.Status, installing); err != nil {
-			return ctrl.Result{}, err
+		status.Phase, status.Message = v1alpha1.ReleaseInstalling, fmt.Sprintf("installing %s-%s", chrt.Metadata.Name, chrt.Metadata.Version)
+		if err := installing(); err != nil {
+			return ctrl.Result{}, false, err
 		}
 	}
 	owner := v1alpha1.ReleaseOwner(rel.Spec.Workspace, rel.Spec.App)
 	hr, err := deploy(ctx, cfg, last != nil, rel.Spec.ReleaseName, rel.Spec.Namespace, chrt, values, owner, or(r.Timeout, DefaultHelmTimeout))
 	if err != nil {
 		ReleaseAttempts.WithLabelValues("failed").Inc()
-		return r.failed(ctx, &rel, status, inputs, fmt.Errorf("helm release %s in %s: %w", rel.Spec.ReleaseName, rel.Spec.Namespace, err))
+		return r.failed(ctx, rel, status, inputs, fmt.Errorf("helm release %s in %s: %w", rel.Spec.ReleaseName, rel.Spec.Namespace, err))
 	}
 	ReleaseAttempts.WithLabelValues("deployed").Inc()
 	r.forgetFailures(req.NamespacedName)
@@ -276,27 +311,47 @@ func (r *FleetReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		result = r.findDrift(cfg, hr, req.NamespacedName, status, log)
 	}
 	log.V(1).Info("release deployed", "release", rel.Spec.ReleaseName, "namespace", rel.Spec.Namespace, "revision", hr.Version, "chart", status.Chart)
-	return result, writeStatus(ctx, r.Client, &rel, &rel.Status, status)
+	return result, true, nil
 }
 
-// failed writes phase Failed with err's message, when that is news, and asks for another try
-// after the release's next back-off delay for inputs.
-func (r *FleetReleaseReconciler) failed(ctx context.Context, rel *v1alpha1.FleetRelease, status *v1alpha1.FleetReleaseStatus, inputs string, err error) (ctrl.Result, error) {
+// failed sets phase Failed with err's message, and asks for another try after the release's
+// next back-off delay for inputs.
+func (r *FleetReleaseReconciler) failed(ctx context.Context, rel *v1alpha1.FleetRelease, status *v1alpha1.FleetReleaseStatus, inputs string, err error) (ctrl.Result, bool, error) {
 	status.Phase, status.Message = v1alpha1.ReleaseFailed, err.Error()
 	delay := r.recordFailure(client.ObjectKeyFromObject(rel), inputs)
 	ctrl.LoggerFrom(ctx).V(1).Info("release failed", "release", rel.Spec.ReleaseName, "namespace", rel.Spec.Namespace, "retryIn", delay, "error", err)
-	return ctrl.Result{RequeueAfter: delay}, writeStatus(ctx, r.Client, rel, &rel.Status, status)
+	return ctrl.Result{RequeueAfter: delay}, true, nil
 }
 
 // waitForOperation reports a release another live operation holds (a busyError) as Installing
 // and looks again once that operation's Lease would lapse; any other error is returned.
-func (r *FleetReleaseReconciler) waitForOperation(ctx context.Context, rel *v1alpha1.FleetRelease, status *v1alpha1.FleetReleaseStatus, err error) (ctrl.Result, error) {
+func (r *FleetReleaseReconciler) waitForOperation(status *v1alpha1.FleetReleaseStatus, err error) (ctrl.Result, bool, error) {
 	var busy busyError
 	if !errors.As(err, &busy) {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, false, err
 	}
 	status.Phase, status.Message = v1alpha1.ReleaseInstalling, busy.Error()
-	return ctrl.Result{RequeueAfter: max(time.Until(busy.until), 0) + time.Second}, writeStatus(ctx, r.Client, rel, &rel.Status, status)
+	return ctrl.Result{RequeueAfter: max(time.Until(busy.until), 0) + time.Second}, true, nil
+}
+
+// cacheCaughtUp reads rel again from the API server before Helm runs, and is a kube.Wait while
+// the cache holds an older version. The write that ends a reconcile is its last step, so the next
+// reconcile of the release (an OCIPull or Secret event queued meanwhile) can begin before the
+// cache holds that write: it read the release Installing after the deploy that made it Deployed,
+// and ran Helm again, an upgrade that blocked the release's one worker for as long as a hook
+// waits (up to the Helm timeout) and held up the release's deletion behind it. The status write
+// is not an event the release's watch passes (its generation did not change): the wait looks
+// again.
+func (r *FleetReleaseReconciler) cacheCaughtUp(ctx context.Context, rel *v1alpha1.FleetRelease) error {
+	var fresh v1alpha1.FleetRelease
+	if err := r.Reader.Get(ctx, client.ObjectKeyFromObject(rel), &fresh); err != nil {
+		return err
+	}
+	if fresh.ResourceVersion == rel.ResourceVersion {
+		return nil
+	}
+	return kube.Wait(0, reasonCacheBehind, fmt.Errorf("the agent's cache holds resourceVersion %s of the FleetRelease, the API server %s: looking again before Helm runs",
+		rel.ResourceVersion, fresh.ResourceVersion))
 }
 
 // attemptInputs identifies what an attempt at rel deploys: its generation, the chart's digest
@@ -361,32 +416,37 @@ func (r *FleetReleaseReconciler) forgetFailures(key types.NamespacedName) {
 }
 
 // pulledDigest returns the manifest digest of the release's pull, or, while the pull has not
-// pulled its current spec, what the release waits for.
-func (r *FleetReleaseReconciler) pulledDigest(ctx context.Context, rel *v1alpha1.FleetRelease) (pulled, waiting string, err error) {
+// pulled its current spec, what the release waits for (a kube.Wait).
+func (r *FleetReleaseReconciler) pulledDigest(ctx context.Context, rel *v1alpha1.FleetRelease) (pulled string, waiting, err error) {
 	var pull v1alpha1.OCIPull
 	key := types.NamespacedName{Namespace: rel.Namespace, Name: rel.Spec.Pull}
 	if err := r.Get(ctx, key, &pull); err != nil {
 		if apierrors.IsNotFound(err) {
-			return "", fmt.Sprintf("the OCIPull %s is not on the cluster: waiting for the hub to deliver it", key), nil
+			return "", kube.Wait(0, reasonPullMissing, fmt.Errorf("the OCIPull %s is not on the cluster: waiting for the hub to deliver it", key)), nil
 		}
-		return "", "", err
+		return "", nil, err
 	}
 	s := pull.Status
 	if s.ObservedGeneration == pull.Generation && s.State == v1alpha1.OCIPullPulled && s.Digest != "" {
-		return s.Digest, "", nil
+		return s.Digest, nil, nil
 	}
 	why := "not started yet"
 	if c := meta.FindStatusCondition(s.Conditions, v1alpha1.ReadyCondition); c != nil && c.ObservedGeneration == pull.Generation {
 		why = c.Message
 	}
-	return "", fmt.Sprintf("waiting for the OCIPull %s to pull the chart: %s", key, why), nil
+	return "", kube.Wait(0, reasonPullNotPulled, fmt.Errorf("waiting for the OCIPull %s to pull the chart: %s", key, why)), nil
 }
 
-// pendingError is a values Secret not on the cluster yet: the release waits for it.
-type pendingError struct{ error }
+// Reasons of the waits of a release, which the agent logs at debug level.
+const (
+	reasonPullMissing    = "PullNotDelivered"
+	reasonPullNotPulled  = "PullNotPulled"
+	reasonValuesNotFound = "ValuesSecretNotDelivered"
+	reasonCacheBehind    = "CacheBehind"
+)
 
-// values are spec.values merged with the values Secret's key, whose values win. Its errors never
-// carry the Secret's content.
+// values are spec.values merged with the values Secret's key, whose values win; a Secret not on
+// the cluster yet is a wait (kube.Wait). Its errors never carry the Secret's content.
 func (r *FleetReleaseReconciler) values(ctx context.Context, rel *v1alpha1.FleetRelease) (map[string]any, error) {
 	values := map[string]any{}
 	if rel.Spec.Values != nil && len(rel.Spec.Values.Raw) > 0 {
@@ -402,7 +462,7 @@ func (r *FleetReleaseReconciler) values(ctx context.Context, rel *v1alpha1.Fleet
 	key := types.NamespacedName{Namespace: rel.Namespace, Name: ref.Name}
 	if err := r.Get(ctx, key, &secret); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, pendingError{fmt.Errorf("the values Secret %s is not on the cluster: waiting for the hub to deliver it", key)}
+			return nil, kube.Wait(0, reasonValuesNotFound, fmt.Errorf("the values Secret %s is not on the cluster: waiting for the hub to deliver it", key))
 		}
 		return nil, err
 	}
@@ -665,13 +725,11 @@ func (r *FleetReleaseReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return err
 		}
 	}
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("fleetrelease").
+	return kube.Build(kube.NewController(mgr, "fleetrelease", controller.Options{}).
 		// Deleting a FleetRelease that has a finalizer bumps its generation too.
 		For(&v1alpha1.FleetRelease{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&v1alpha1.OCIPull{}, handler.EnqueueRequestsFromMapFunc(r.releasesBy(pullIndex))).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.releasesBy(valuesSecretIndex))).
-		Complete(r)
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.releasesBy(valuesSecretIndex))), r)
 }
 
 // releasesBy maps an object (an OCIPull, a Secret) to the FleetReleases of its namespace whose

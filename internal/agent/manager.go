@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/manager"
@@ -60,6 +61,8 @@ type Options struct {
 	// fixedRetry runs the release reconciler as before back-off (WithFixedRetry: the
 	// baseline of internal/e2e's BenchmarkFaultsFailingReleases).
 	fixedRetry bool
+	// releaseClient, when set, wraps the release reconciler's client (a test's lagging cache).
+	releaseClient func(client.Client) client.Client
 	// DriftInterval is how often each deployed release is compared with the cluster's objects
 	// (with up to 10% jitter); 0 turns drift checks off. BindFlags defaults it to
 	// DefaultDriftInterval.
@@ -155,6 +158,9 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Config: mgr.GetConfig(), Namespace: ns,
 		WorkspaceRole: o.WorkspaceRole, Cache: oci, DriftInterval: o.DriftInterval,
 		Backoff: o.ReleaseBackoff, fixedRetry: o.fixedRetry,
+	}
+	if o.releaseClient != nil {
+		releases.Client = o.releaseClient(releases.Client)
 	}
 	if err := releases.SetupWithManager(mgr); err != nil {
 		return nil, err

@@ -53,7 +53,8 @@ const (
 	DefaultParallelPulls = 4
 	// DefaultProgressInterval is how often a running pull's status is updated with its progress.
 	DefaultProgressInterval = 5 * time.Second
-	// DefaultChainRecheck is how often a pull whose chain Secret is missing looks again; the
+	// DefaultChainRecheck is how long a pull whose chain Secret is missing first waits before it
+	// looks again (a kube.Wait: the wait then doubles, with jitter, up to kube.BackoffMax); the
 	// Secret's arrival re-queues it at once anyway.
 	DefaultChainRecheck = 5 * time.Minute
 )
@@ -98,8 +99,8 @@ type OCIPullReconciler struct {
 	// ProgressInterval is how often a running pull's status is updated; 0 means
 	// DefaultProgressInterval.
 	ProgressInterval time.Duration
-	// ChainRecheck is how often a pull whose chain is missing looks again; 0 means
-	// DefaultChainRecheck.
+	// ChainRecheck is how long a pull whose chain is missing first waits before it looks again;
+	// 0 means DefaultChainRecheck.
 	ChainRecheck time.Duration
 	// UserAgent is sent to registries.
 	UserAgent string
@@ -123,8 +124,7 @@ type pullEntry struct {
 }
 
 // Reconcile makes one step of the pull req names, or as many as the chain allows without waiting.
-func (r *OCIPullReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	log := ctrl.LoggerFrom(ctx)
+func (r *OCIPullReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
 	var pull v1alpha1.OCIPull
 	if err := r.Get(ctx, req.NamespacedName, &pull); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -133,61 +133,84 @@ func (r *OCIPullReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		}
 		return ctrl.Result{}, err
 	}
+	// One status write, at the end, when the reconcile reached an account of the pull: status is
+	// what it will say. pull.Status stays what the API server holds, which the live writer
+	// (ocipull_live.go) alone updates while a pull runs; step rebases patch on what it wrote.
+	patch := kube.BeginStatus(&pull, &pull.Status)
 	status := generationStatus(&pull)
+	report := false
+	defer func() {
+		if report {
+			pull.Status = *status
+		}
+		err = errors.Join(err, patch.Write(ctx, r.Client, report, nil))
+	}()
+	var res ctrl.Result
+	res, report, err = r.step(ctx, &pull, status, func() { patch = kube.BeginStatus(&pull, &pull.Status) })
+	return res, err
+}
 
+// step runs the pull's next steps and sets status from them; report says whether status is an
+// account of the pull to write (false when what the reconcile needs could not be read: it is
+// retried). rebase is called once the live writer stopped.
+func (r *OCIPullReconciler) step(ctx context.Context, pull *v1alpha1.OCIPull, status *v1alpha1.OCIPullStatus, rebase func()) (ctrl.Result, bool, error) {
+	log := ctrl.LoggerFrom(ctx)
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(pull)}
 	chain, sum, err := r.readChain(ctx, pull.Spec.Workspace)
 	if apierrors.IsNotFound(err) {
-		setReady(status, pull.Generation, false, v1alpha1.ReasonChainNotDelivered, fmt.Sprintf(
-			"the chain Secret %s/%s is not on the cluster: waiting for the hub to deliver workspace %s's chain",
-			r.namespace(), ocichain.SecretName(pull.Spec.Workspace), pull.Spec.Workspace))
-		return ctrl.Result{RequeueAfter: or(r.ChainRecheck, DefaultChainRecheck)}, writeStatus(ctx, r.Client, &pull, &pull.Status, status)
+		// The Secret's arrival re-queues the pull; the wait looks again meanwhile.
+		msg := fmt.Sprintf("the chain Secret %s/%s is not on the cluster: waiting for the hub to deliver workspace %s's chain",
+			r.namespace(), ocichain.SecretName(pull.Spec.Workspace), pull.Spec.Workspace)
+		setReady(status, pull.Generation, false, v1alpha1.ReasonChainNotDelivered, msg)
+		return ctrl.Result{}, true, kube.Wait(or(r.ChainRecheck, DefaultChainRecheck), v1alpha1.ReasonChainNotDelivered, errors.New(msg))
 	}
 	if err != nil {
 		if !errors.As(err, new(chainError)) {
-			return ctrl.Result{}, err
+			return ctrl.Result{}, false, err
 		}
 		// Only a new chain can fix it, and the Secret's change re-queues the pull.
 		setReady(status, pull.Generation, false, v1alpha1.ReasonChainInvalid, err.Error())
-		return ctrl.Result{}, writeStatus(ctx, r.Client, &pull, &pull.Status, status)
+		return ctrl.Result{}, true, nil
 	}
 
 	now := time.Now()
-	e := r.entry(req.NamespacedName, &pull, sum)
+	e := r.entry(req.NamespacedName, pull, sum)
 	prev := e.cursor.Status.State
 	c := e.cursor
 	switch {
 	case c.Done && c.Status.State == puller.Failed:
 		if now.Before(e.retryAt) {
-			return r.finish(ctx, &pull, status, chain, e, prev, e.retryAt.Sub(now))
+			return r.finish(pull, status, chain, e, prev, e.retryAt.Sub(now))
 		}
 		c = puller.Cursor{Status: puller.Status{LastSuccess: c.Status.LastSuccess}} // start over
 	case c.Done:
-		return r.finish(ctx, &pull, status, chain, e, prev, 0)
+		return r.finish(pull, status, chain, e, prev, 0)
 	case c.Status.NextRetry != nil && now.Before(*c.Status.NextRetry):
 		// An early event, e.g. another Secret of the namespace: keep to the back-off.
-		return r.finish(ctx, &pull, status, chain, e, prev, c.Status.NextRetry.Sub(now))
+		return r.finish(pull, status, chain, e, prev, c.Status.NextRetry.Sub(now))
 	}
 
 	oci, err := r.Cache.Get(ctx)
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, false, err
 	}
 	a := puller.Artifact{Repository: pull.Spec.Repository, Tag: pull.Spec.Tag, Digest: digest.Digest(pull.Spec.Digest)}
 	live := newLiveStatus(c)
 	p, err := r.puller(oci, chain, live.progress)
 	if err != nil {
 		setReady(status, pull.Generation, false, v1alpha1.ReasonChainInvalid, err.Error())
-		return ctrl.Result{}, writeStatus(ctx, r.Client, &pull, &pull.Status, status)
+		return ctrl.Result{}, true, nil
 	}
 	// From here until live.stop, live owns the OCIPull object.
-	r.startLive(ctx, live, &pull, status, chain)
+	r.startLive(ctx, live, pull, status.DeepCopy(), chain)
 	var delay time.Duration
 	// Failures that move on to the next registry cost no wait: step through them at once.
 	for range len(chain.Registries) + 1 {
 		next, d, err := p.Step(ctx, a, c)
 		if err != nil {
 			live.stop()
-			return ctrl.Result{}, err
+			rebase()
+			return ctrl.Result{}, false, err
 		}
 		c, delay = next, d
 		live.setCursor(c)
@@ -196,6 +219,7 @@ func (r *OCIPullReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		}
 	}
 	e.progress = live.stop()
+	rebase()
 	e.cursor = c
 	e.meta = pulledMetadata(ctx, p, a, c)
 	switch {
@@ -210,12 +234,12 @@ func (r *OCIPullReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		delay = time.Second // not reached: each failure moves on, and the chain ends
 	}
 	log.V(1).Info("pull step", "artifact", a.String(), "state", c.Status.State, "registry", c.Status.Registry, "attempts", c.Status.Attempts, "requeueAfter", delay)
-	return r.finish(ctx, &pull, status, chain, e, prev, delay)
+	return r.finish(pull, status, chain, e, prev, delay)
 }
 
-// finish writes the status of the pull's cursor and counts the state it entered.
-func (r *OCIPullReconciler) finish(ctx context.Context, pull *v1alpha1.OCIPull, status *v1alpha1.OCIPullStatus, chain ocichain.Chain,
-	e *pullEntry, prev puller.State, requeue time.Duration) (ctrl.Result, error) {
+// finish sets the status of the pull's cursor and counts the state it entered.
+func (r *OCIPullReconciler) finish(pull *v1alpha1.OCIPull, status *v1alpha1.OCIPullStatus, chain ocichain.Chain,
+	e *pullEntry, prev puller.State, requeue time.Duration) (ctrl.Result, bool, error) {
 	c := e.cursor
 	pullStatus(status, pull, chain, c)
 	status.PulledBytes, status.TotalBytes = e.progress.Done, e.progress.Total
@@ -228,7 +252,7 @@ func (r *OCIPullReconciler) finish(ctx context.Context, pull *v1alpha1.OCIPull, 
 	if c.Status.State != prev && c.Status.State != "" {
 		Pulls.WithLabelValues(string(c.Status.State)).Inc()
 	}
-	return ctrl.Result{RequeueAfter: requeue}, writeStatus(ctx, r.Client, pull, &pull.Status, status)
+	return ctrl.Result{RequeueAfter: requeue}, true, nil
 }
 
 // pullStatus sets status from a cursor of the pull through chain: plain inputs, no I/O.
@@ -376,12 +400,9 @@ func (r *OCIPullReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("ocipull").
+	return kube.Build(kube.NewController(mgr, "ocipull", controller.Options{MaxConcurrentReconciles: cmp.Or(r.Parallel, DefaultParallelPulls)}).
 		For(&v1alpha1.OCIPull{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.pullsOfChain)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: cmp.Or(r.Parallel, DefaultParallelPulls)}).
-		Complete(r)
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.pullsOfChain)), r)
 }
 
 // namespace is the namespace of the chain Secrets.

@@ -400,8 +400,9 @@ func (r *ChartStatusReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 }
 
 // SetupWithManager registers the apps reconciler and the chart status beside it: an app is
-// reconciled on its spec's changes, its chart's and its work's (status included); a chart on its
-// spec's changes and on any change of an app naming it.
+// reconciled on its spec's changes, on a change of its status (its own write reaching the cache,
+// or an edit by hand: statusChanged), its chart's and its work's (status included); a chart on
+// its spec's changes and on any change of an app naming it.
 func (r *AppReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.FleetApp{}, appChartIndex, func(o client.Object) []string {
 		a := o.(*v1alpha1.FleetApp)
@@ -410,7 +411,8 @@ func (r *AppReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	b := newController(mgr, "apps").
-		For(&v1alpha1.FleetApp{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deleting, resync))).
+		For(&v1alpha1.FleetApp{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deleting, resync,
+			statusChanged(func(a *v1alpha1.FleetApp) any { return &a.Status })))).
 		Watches(&v1alpha1.FleetChart{}, handler.EnqueueRequestsFromMapFunc(r.appsOfChart), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(appOfWork), builder.WithPredicates(component(appwork.Component))).
 		Watches(&v1alpha1.FleetClusterJoin{}, handler.EnqueueRequestsFromMapFunc(r.appsOfJoin),

@@ -190,7 +190,8 @@ func statusChanged[O client.Object](status func(O) any) predicate.Funcs {
 }
 
 // SetupWithManager registers the reconciler, its cache indexes and the events that map to a
-// workspace.
+// workspace, a change of a route's status among them (the routing's own write reaching the
+// cache, or an edit by hand: statusChanged).
 func (r *RoutingReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	ctx := context.Background()
 	idx := mgr.GetFieldIndexer()
@@ -209,7 +210,8 @@ func (r *RoutingReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	ns := handler.EnqueueRequestsFromMapFunc(workspaceOf)
 	b := newController(mgr, "routing").
-		Watches(&v1alpha1.OCIStorageRoute{}, ns, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, resync))).
+		Watches(&v1alpha1.OCIStorageRoute{}, ns, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, resync,
+			statusChanged(func(rt *v1alpha1.OCIStorageRoute) any { return &rt.Status })))).
 		Watches(&corev1.Secret{}, ns).
 		Watches(&clusterv1beta2.ManagedClusterSetBinding{}, ns).
 		Watches(&clusterv1beta2.ManagedClusterSet{}, handler.EnqueueRequestsFromMapFunc(r.workspacesBinding)).

@@ -331,12 +331,13 @@ func suffix(s string) string {
 	return " (" + s + ")"
 }
 
-// SetupWithManager registers the reconciler: a request is reconciled on its own changes, on
-// any change of its work, status included, on changes of its workspace's access, and when its
+// SetupWithManager registers the reconciler: a request is reconciled on its own changes (its
+// status included: statusChanged), on any change of its work, status included, on changes of its workspace's access, and when its
 // cluster starts or stops reporting (availabilityChanged).
 func (r *StorageSiteReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := newController(mgr, "storage-site").
-		For(&storagev1alpha2.StorageSiteDeployment{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, resync, deleting))).
+		For(&storagev1alpha2.StorageSiteDeployment{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, resync, deleting,
+			statusChanged(func(d *storagev1alpha2.StorageSiteDeployment) any { return &d.Status })))).
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(deploymentOfWork), builder.WithPredicates(component(storagework.Component))).
 		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []ctrl.Request {
 			return r.deploymentsNaming(ctx, "", obj.GetName())

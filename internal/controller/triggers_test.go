@@ -472,9 +472,9 @@ func TestClusterLabelsMoveWhatDependsOnIt(t *testing.T) {
 	delivered("everything back after re-registration", start)
 }
 
-// TestResyncRepairsWhatNoWatchShows: an app of a workspace bound to no cluster set (so no
-// binding, set or work event ever names it) whose status is changed by hand is repaired at the
-// informers' resync, which the generation filter of the apps' watch used to drop.
+// TestResyncRepairsWhatNoWatchShows: the chart of an app of a workspace bound to no cluster set
+// (so no binding, set or work event ever names it) whose status is changed by hand is repaired
+// at the informers' resync, which the generation filter of the charts' watch would drop.
 func TestResyncRepairsWhatNoWatchShows(t *testing.T) {
 	const ws, cluster = "resync-ws", "resync-01"
 	const period = 2 * time.Second
@@ -493,15 +493,23 @@ func TestResyncRepairsWhatNoWatchShows(t *testing.T) {
 	defer testkit.Run(t, mgr)()
 	v.appIs("web", v1alpha1.AppPending, v1alpha1.ReasonNotBound, nil)
 
-	var app v1alpha1.FleetApp
-	if err := c.Get(t.Context(), client.ObjectKey{Namespace: ws, Name: "web"}, &app); err != nil {
-		t.Fatal(err)
+	// The chart's status counts its apps; no watch shows an edit of it (the app's own status has
+	// a watch of its own now: TestHandEditedStatusRepaired).
+	chartApps := func() (v1alpha1.FleetChart, error) {
+		var chart v1alpha1.FleetChart
+		err := c.Get(t.Context(), client.ObjectKey{Namespace: ws, Name: "hello"}, &chart)
+		if err == nil && chart.Status.Apps != 1 {
+			err = fmt.Errorf("chart status counts %d apps, want 1", chart.Status.Apps)
+		}
+		return chart, err
 	}
-	app.Status.Phase, app.Status.Message = v1alpha1.AppDeployed, "edited by hand"
-	if err := c.Status().Update(t.Context(), &app); err != nil {
+	var chart v1alpha1.FleetChart
+	testkit.Eventually(t, converge, "the chart counting its app", func() (err error) { chart, err = chartApps(); return err })
+	chart.Status.Apps = 7
+	if err := c.Status().Update(t.Context(), &chart); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	v.appIs("web", v1alpha1.AppPending, v1alpha1.ReasonNotBound, nil)
+	testkit.Eventually(t, 4*period, "the chart's hand-edited status repaired", func() error { _, err := chartApps(); return err })
 	wakesWithin(t, "the hand-edited status repaired", start, 4*period)
 }

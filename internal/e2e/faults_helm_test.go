@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -67,7 +66,7 @@ func (p *pullFleet) helmAgentKilled(t *testing.T, bin string) {
 		return testkit.StartProcess(t, bin, fmt.Sprintf("agent-%d", runs), "agent", "--kubeconfig", cluster.AgentKubeconfig,
 			"--cache-dir", cache, "--drift-interval=0", "--zap-log-level=debug")
 	}
-	hook := completeHooks(t, spoke, target, relName+"-hook")
+	hook := testkit.CompleteHooks(t, spoke, target, relName+"-hook")
 	proc = start()
 
 	a := &v1alpha1.FleetApp{ObjectMeta: metav1.ObjectMeta{Namespace: pullWS, Name: app}, Spec: v1alpha1.FleetAppSpec{
@@ -183,6 +182,13 @@ func (p *pullFleet) helmAgentKilled(t *testing.T, bin string) {
 	}
 	recovered("upgrade stopped by SIGTERM", 6, "three")
 	wantScrape(t, proc, "fleet_agent_release_recoveries_total", "", 0)
+	// Nothing runs Helm again behind the deploy (a reconcile on a cache without its status
+	// write), so the release's one worker is free to uninstall.
+	time.Sleep(2 * time.Second)
+	if h := helmHistory(t, spoke, target, relName); len(h) != 6 {
+		t.Errorf("Helm history 2 s after the recovery: %v, want 6 revisions", h)
+	}
+	deleting := time.Now()
 
 	// The app's deletion uninstalls the release, and its Lease goes.
 	if err := hubc.Delete(ctx, a); err != nil {
@@ -197,6 +203,7 @@ func (p *pullFleet) helmAgentKilled(t *testing.T, bin string) {
 		}
 		return nil
 	}, explain)
+	t.Logf("the app went %s after its deletion", time.Since(deleting).Round(10*time.Millisecond))
 	if err := spoke.Get(ctx, lease, &coordinationv1.Lease{}); !apierrors.IsNotFound(err) {
 		t.Errorf("operation Lease %s after the uninstall: %v, want it deleted", lease, err)
 	}
@@ -249,28 +256,4 @@ func wantScrape(t *testing.T, p *testkit.Process, metric, filter string, want fl
 	if got, err := p.Scrape(metric, filter); err != nil || got != want {
 		t.Errorf("%s{%s} = %v (%v), want %v", metric, filter, got, err, want)
 	}
-}
-
-// completeHooks marks the hook Pod ns/name Succeeded whenever it exists and the returned switch
-// is on, as a kubelet would once the hook ran, until the test ends.
-func completeHooks(t *testing.T, c client.Client, ns, name string) *atomic.Bool {
-	on := new(atomic.Bool)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	t.Cleanup(func() { cancel(); <-done })
-	go func() {
-		defer close(done)
-		for ctx.Err() == nil {
-			time.Sleep(200 * time.Millisecond)
-			var pod corev1.Pod
-			if !on.Load() || c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &pod) != nil || pod.Status.Phase == corev1.PodSucceeded {
-				continue
-			}
-			pod.Status.Phase = corev1.PodSucceeded
-			if err := c.Status().Update(ctx, &pod); err != nil && ctx.Err() == nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
-				t.Errorf("marking the hook Pod %s/%s Succeeded: %v", ns, name, err)
-			}
-		}
-	}()
-	return on
 }
