@@ -170,7 +170,7 @@ func (c *seedChecker) visit(n hclsyntax.Node) hcl.Diagnostics {
 			}
 		}
 	case *hclsyntax.FunctionCallExpr:
-		if e.Name == "provider::fleet::resolve_route" && len(e.Args) == 2 {
+		if e.Name == "provider::fleet::resolve_route" && len(e.Args) >= 2 {
 			c.resolveRouteCluster(e.Args[1])
 		}
 	}
