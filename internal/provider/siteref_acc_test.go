@@ -107,3 +107,30 @@ output "offline_hostile" {
 		}},
 	}})
 }
+
+// TestAccSiteReferencePlanWarning: a plan that creates a registry whose reference names a label
+// warns about the clusters its routes on the hub send to it that it does not resolve for,
+// naming cluster, registry and label; one that resolves for all of them, or a plain reference,
+// does not.
+func TestAccSiteReferencePlanWarning(t *testing.T) {
+	w := newCLIWorkdir(t)
+	kube := testHub(t)
+	ws := testWorkspace(t, kube)
+	f := newHubFixtures(t, ws)
+	f.ClusterSet("fleet")
+	f.Cluster("berlin", "fleet", map[string]string{"site": "berlin", "region": "eu"})
+	f.Cluster("nolabel", "fleet", map[string]string{"region": "eu"})
+	f.Route("sites", map[string]any{"priority": 1000, "default": true, "registries": []any{"zot-site"}})
+	const summary = "Reference does not resolve for some clusters"
+	registry := func(reference string) string {
+		return registryConfig(ws, "zot-site", fmt.Sprintf("  role = \"mirror\"\n  reference = %q\n", reference))
+	}
+	d, failed := w.plan(registry("zot.{{ .labels.site }}.stores.internal/fleet"))
+	expectWarnings(t, "label missing on one cluster", d, failed, []string{summary}, map[string][]string{summary: {
+		`Registry "zot-site"'s reference "zot.{{ .labels.site }}.stores.internal/fleet"`, "for 1 of the 2 clusters",
+		fmt.Sprintf(`cluster %q gets no entry for registry "zot-site": the cluster has no label "site"`, f.Name("nolabel"))}})
+	d, failed = w.plan(registry("zot.{{ .labels.region }}.stores.internal/fleet"))
+	expectWarnings(t, "resolves for every cluster", d, failed, []string{summary}, nil)
+	d, failed = w.plan(registry("zot.stores.internal/fleet"))
+	expectWarnings(t, "plain reference", d, failed, []string{summary}, nil)
+}
