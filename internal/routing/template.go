@@ -180,7 +180,7 @@ func (e *UnresolvedError) Error() string {
 }
 
 // resolve is the reference for cluster c.
-func (r *Reference) resolve(c Cluster) (string, error) {
+func (r *Reference) resolve(c Cluster) (string, *UnresolvedError) {
 	if len(r.keys) == 0 {
 		return r.raw, nil
 	}
@@ -262,7 +262,7 @@ func ResolveChain(c Cluster, names []string, refs map[string]*Reference) (chain 
 		}
 		s, err := ref.resolve(c)
 		if err != nil {
-			unresolved = append(unresolved, Unresolved{Cluster: c.Name, Registry: name, Err: err.(*UnresolvedError)})
+			unresolved = append(unresolved, Unresolved{Cluster: c.Name, Registry: name, Err: err})
 			continue
 		}
 		chain = append(chain, ChainEntry{Registry: name, Reference: s})
