@@ -111,3 +111,24 @@ const (
 	// set by hand or by another join; the join leaves it and names it and its value.
 	ReasonLabelConflict = "LabelConflict"
 )
+
+// Per-site registry references (a registry's reference naming cluster labels).
+const (
+	// ReferencesResolvedCondition (positive), on an OCIStorageRoute and a ClusterOCIStorage, is
+	// False when the reference of a registry of the chain names a cluster label that does not
+	// resolve for a cluster, which then gets no entry for that registry; the message names the
+	// cluster, the registry and the label. It informs and does not count for Ready: the cluster
+	// pulls from the rest of its chain.
+	ReferencesResolvedCondition = "ReferencesResolved"
+
+	ReasonReferencesResolved = "ReferencesResolved"
+	// ReasonLabelMissing: the cluster does not have the label the reference names.
+	ReasonLabelMissing = "LabelMissing"
+	// ReasonLabelRefused: the label's value would change the reference's host, port or path shape.
+	ReasonLabelRefused = "LabelRefused"
+	// ReasonLabelForeign: a cluster join of another workspace set the label.
+	ReasonLabelForeign = "LabelForeign"
+	// ReasonNoUsableRegistry (Written False, ClusterOCIStorage): no registry of the chain resolves
+	// for the cluster, so it gets no chain.
+	ReasonNoUsableRegistry = "NoUsableRegistry"
+)

@@ -137,6 +137,10 @@ func (r *RoutingReconciler) load(ctx context.Context, name string) (*workspaceSt
 		}
 	}
 	for i := range lists.Secrets {
+		// The inventory leaves out a Secret whose reference names labels badly (Invalid).
+		if _, ok := ws.inv.Registries[lists.Secrets[i].GetName()]; !ok {
+			continue
+		}
 		if reg, err := registrysecret.Decode(&lists.Secrets[i]); err == nil && registrysecret.Is(&lists.Secrets[i]) {
 			ws.registries[lists.Secrets[i].GetName()] = reg
 		}
@@ -192,6 +196,9 @@ type clusterPlan struct {
 	// tooLarge is why the chain's work is over the work budget: nothing is written, the chain
 	// delivered before stays in place.
 	tooLarge error
+	// unresolved are the registries of the chain whose reference names a label that does not
+	// resolve for the cluster: its chain (res.Registries) leaves them out.
+	unresolved []routing.Unresolved
 }
 
 // workspacePlan is the desired state of a workspace.
@@ -227,16 +234,25 @@ func planWorkspace(ws *workspaceState) workspacePlan {
 		}
 		chain := ocichain.Chain{Workspace: ws.name, Route: res.Route, ReplicationWait: cp.wait}
 		for _, name := range res.Registries {
-			reg, ok := ws.registries[name]
-			if !ok {
+			if _, ok := ws.registries[name]; !ok {
 				cp.kept = name
 				break
 			}
-			entry, _ := ocichain.Registry(name, reg)
-			chain.Registries = append(chain.Registries, entry)
 		}
 		if cp.kept != "" {
 			continue
+		}
+		c, _ := ws.inv.Cluster(res.Cluster)
+		entries, unresolved := ws.inv.Chain(c, res.Registries)
+		cp.unresolved, cp.res.Registries = unresolved, make([]string, 0, len(entries))
+		for _, e := range entries {
+			entry, _ := ocichain.Registry(e.Registry, ws.registries[e.Registry])
+			entry.Reference = e.Reference
+			chain.Registries = append(chain.Registries, entry)
+			cp.res.Registries = append(cp.res.Registries, e.Registry)
+		}
+		if len(entries) == 0 {
+			continue // no registry resolves for the cluster: it gets no chain
 		}
 		// A chain document of valid registries always encodes.
 		cp.work, _ = chainWork(ws.name, res.Cluster, chain)
@@ -351,7 +367,7 @@ func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p w
 				Labels: map[string]string{hub.ManagedByLabel: ManagedBy}}}
 		}
 		desired := obs.DeepCopy()
-		desired.Status = clusterStatus(obs.Status, cp.res, cp.wait, cluster+"/"+WorkName(ws.name), cp.kept, cp.tooLarge, failed.byCluster[cluster], delivered[cluster])
+		desired.Status = clusterStatus(obs.Status, cp.res, cp.wait, cluster+"/"+WorkName(ws.name), cp.kept, cp.tooLarge, failed.byCluster[cluster], delivered[cluster], cp.unresolved)
 		if obs.UID != "" && !r.AlwaysWrite && equality.Semantic.DeepEqual(obs.Status, desired.Status) {
 			continue
 		}
@@ -414,6 +430,10 @@ func (r *RoutingReconciler) writeStatuses(ctx context.Context, ws *workspaceStat
 			continue
 		}
 		f := facts[cp.res.Route]
+		f.Unresolved = append(f.Unresolved, cp.unresolved...)
+		if cp.kept == "" && len(cp.res.Registries) == 0 {
+			f.NoChain++
+		}
 		if cp.kept != "" {
 			f.Kept++
 		}

@@ -33,6 +33,10 @@ type routeFacts struct {
 	Pending    []string
 	PendingWhy string
 	Silent     []*notReporting
+	// Unresolved are the registries whose reference does not resolve for a matched cluster, by
+	// cluster in order.
+	Unresolved []routing.Unresolved
+	NoChain    int // matched clusters for which no registry of the chain resolves
 }
 
 // routeSummary declares what a route's Ready is derived from, in the order a person fixes
@@ -76,6 +80,7 @@ func routeStatus(route *v1alpha1.OCIStorageRoute, f routeFacts) v1alpha1.OCIStor
 	setPriorityConflictCondition(&st.Conditions, gen, f.Conflict)
 	setShadowedCondition(&st.Conditions, gen, f.Shadow)
 	setAgentCredentialsCondition(&st.Conditions, gen, f.Push, f.Withheld)
+	setRouteReferencesCondition(&st.Conditions, gen, f)
 	setWrittenCondition(&st.Conditions, gen, f)
 	setRouteDeliveredCondition(&st.Conditions, gen, f)
 	matched := len(f.Matched)
@@ -155,6 +160,9 @@ func setWrittenCondition(conds *[]metav1.Condition, gen int64, f routeFacts) {
 	case len(f.TooLarge) > 0:
 		setCondition(conds, gen, v1alpha1.WrittenCondition, false, v1alpha1.ReasonWorkTooLarge,
 			fmt.Sprintf("the chain is not delivered to %d of %d clusters, which keep the chain delivered before: %v", len(f.TooLarge), len(f.Matched), f.TooLargeErr))
+	case f.NoChain > 0:
+		setCondition(conds, gen, v1alpha1.WrittenCondition, false, v1alpha1.ReasonNoUsableRegistry,
+			fmt.Sprintf("%d of %d clusters get no chain: the reference of no registry of it resolves for them (see ReferencesResolved)", f.NoChain, len(f.Matched)))
 	case f.Kept > 0:
 		setCondition(conds, gen, v1alpha1.WrittenCondition, false, v1alpha1.ReasonLastGoodChainKept,
 			fmt.Sprintf("%d of %d clusters keep the chain delivered before, because this chain names a registry that cannot be used", f.Kept, len(f.Matched)))
@@ -196,7 +204,8 @@ type chainDelivery struct {
 // registry that stops its new chain from being delivered (kept, "" when none), why its work is
 // over the work budget (nil when not), the error of writing its work and whether the cluster
 // applied the work. It shows what is delivered; the agent's fields are kept.
-func clusterStatus(obs v1alpha1.ClusterOCIStorageStatus, res routing.Resolution, wait, work, kept string, tooLarge, failed error, d chainDelivery) v1alpha1.ClusterOCIStorageStatus {
+func clusterStatus(obs v1alpha1.ClusterOCIStorageStatus, res routing.Resolution, wait, work, kept string, tooLarge, failed error, d chainDelivery,
+	unresolved []routing.Unresolved) v1alpha1.ClusterOCIStorageStatus {
 	st := *obs.DeepCopy()
 	switch {
 	case !res.Matched():
@@ -216,6 +225,10 @@ func clusterStatus(obs v1alpha1.ClusterOCIStorageStatus, res routing.Resolution,
 	case tooLarge != nil:
 		setCondition(&st.Conditions, 0, v1alpha1.WrittenCondition, false, v1alpha1.ReasonWorkTooLarge,
 			fmt.Sprintf("the chain of route %q is not delivered: %v", res.Route, tooLarge))
+	case len(res.Registries) == 0 && len(unresolved) > 0:
+		st.Route, st.MatchedBy, st.Chain, st.ReplicationWait, st.Work = res.Route, res.MatchedBy.Path().CRD(), nil, wait, ""
+		setCondition(&st.Conditions, 0, v1alpha1.WrittenCondition, false, v1alpha1.ReasonNoUsableRegistry,
+			fmt.Sprintf("no registry of route %q resolves for the cluster, so it gets no chain (see ReferencesResolved)", res.Route))
 	case failed != nil:
 		setCondition(&st.Conditions, 0, v1alpha1.WrittenCondition, false, v1alpha1.ReasonDeliveryFailed,
 			fmt.Sprintf("the chain of route %q could not be written to ManifestWork %s: %v; retrying", res.Route, work, failed))
@@ -225,6 +238,7 @@ func clusterStatus(obs v1alpha1.ClusterOCIStorageStatus, res routing.Resolution,
 		setCondition(&st.Conditions, 0, v1alpha1.WrittenCondition, true, v1alpha1.ReasonWritten,
 			fmt.Sprintf("the chain of route %q is written to ManifestWork %s on the hub", res.Route, work))
 	}
+	setReferencesCondition(&st.Conditions, 0, unresolved, 0)
 	// Delivered is about the work the hub holds for the cluster, whose chain the status shows.
 	switch {
 	case d.Silent != nil:
@@ -241,6 +255,36 @@ func clusterStatus(obs v1alpha1.ClusterOCIStorageStatus, res routing.Resolution,
 	storageSummary.Ready(&st.Conditions, 0, v1alpha1.ReasonDelivered,
 		fmt.Sprintf("the chain of route %q is delivered in ManifestWork %s", st.Route, st.Work))
 	return st
+}
+
+// setReferencesCondition says whether the references of a chain's registries resolve for the
+// clusters: False, with the reason and message of the first that does not, when some do not.
+// clusters is how many clusters a route's chain serves, 0 for one cluster's ClusterOCIStorage;
+// unresolved are in cluster order.
+func setReferencesCondition(conds *[]metav1.Condition, gen int64, unresolved []routing.Unresolved, clusters int) {
+	if len(unresolved) == 0 {
+		setCondition(conds, gen, v1alpha1.ReferencesResolvedCondition, true, v1alpha1.ReasonReferencesResolved,
+			"the reference of every registry of the chain resolves")
+		return
+	}
+	first := unresolved[0]
+	msg := first.String()
+	if clusters > 0 {
+		n := 0
+		for i, u := range unresolved {
+			if i == 0 || u.Cluster != unresolved[i-1].Cluster {
+				n++
+			}
+		}
+		msg = fmt.Sprintf("%d of %d clusters get no entry for a registry whose reference names a label, e.g. %s", n, clusters, msg)
+	}
+	setCondition(conds, gen, v1alpha1.ReferencesResolvedCondition, false, first.Err.Reason,
+		msg+"; label the cluster, or route it to a chain without that registry")
+}
+
+// setRouteReferencesCondition is setReferencesCondition for a route and its matched clusters.
+func setRouteReferencesCondition(conds *[]metav1.Condition, gen int64, f routeFacts) {
+	setReferencesCondition(conds, gen, f.Unresolved, len(f.Matched))
 }
 
 func quoted(names []string) string {

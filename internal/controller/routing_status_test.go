@@ -175,7 +175,7 @@ func TestClusterStatus(t *testing.T) {
 			wantReady: "False/DeliveryFailed", wantInMsg: "namespace eu-01 not found"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st := clusterStatus(tc.obs, tc.res, "10m", "eu-01/oci-chain-ws", tc.kept, nil, tc.failed, tc.delivery)
+			st := clusterStatus(tc.obs, tc.res, "10m", "eu-01/oci-chain-ws", tc.kept, nil, tc.failed, tc.delivery, nil)
 			c := meta.FindStatusCondition(st.Conditions, "Ready")
 			if st.Route != tc.wantRoute || join(st.Chain) != tc.wantChain || c == nil || string(c.Status)+"/"+c.Reason != tc.wantReady || !strings.Contains(c.Message, tc.wantInMsg) {
 				t.Errorf("route %q chain %v ready %+v; want %q %q %s ~%q", st.Route, st.Chain, c, tc.wantRoute, tc.wantChain, tc.wantReady, tc.wantInMsg)

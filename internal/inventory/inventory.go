@@ -45,6 +45,8 @@ type Registry struct {
 	Managed   bool   // a Terraform configuration manages it (hub.ManagedByTerraform)
 	Owner     string // the owner setting of the configuration that wrote it (hub.OwnerOf), or ""
 	CABytes   int    // the size of its CA bundle, which every chain that lists it carries
+	// Ref is Reference parsed once, for routing.ResolveChain: it may name cluster labels.
+	Ref *routing.Reference
 }
 
 // Workspace is the routing inventory of one workspace.
@@ -170,8 +172,16 @@ func Assemble(workspace string, lists Lists, fieldManager string) *Workspace {
 			ws.Invalid = append(ws.Invalid, Invalid{"Secret", s.GetName(), err})
 			continue
 		}
+		ref, err := routing.ParseReference(reg.Reference)
+		switch {
+		case err != nil && routing.Templated(reg.Reference):
+			ws.Invalid = append(ws.Invalid, Invalid{"Secret", s.GetName(), err})
+			continue
+		case err != nil:
+			ref = routing.LiteralReference(reg.Reference) // the agent reports it, as always
+		}
 		ws.Registries[s.GetName()] = Registry{Name: s.GetName(), Reference: reg.Reference, Role: reg.Role, Managed: hub.ManagedByTerraform(s, fieldManager),
-			Owner: hub.OwnerOf(s), CABytes: len(reg.CACerts)}
+			Owner: hub.OwnerOf(s), CABytes: len(reg.CACerts), Ref: ref}
 	}
 	ws.assembleClusters(lists)
 	return ws
@@ -200,11 +210,39 @@ func (ws *Workspace) assembleClusters(lists Lists) {
 	ws.all = lists.Clusters
 	for _, mc := range lists.Clusters {
 		if ca := ws.access.Of(mc); ca.Allowed() {
-			ws.Clusters = append(ws.Clusters, routing.Cluster{Name: mc.GetName(), Labels: mc.GetLabels(), Groups: ca.Bound})
+			ws.Clusters = append(ws.Clusters, routing.Cluster{Name: mc.GetName(), Labels: mc.GetLabels(), Groups: ca.Bound, Foreign: foreignLabels(mc, ws.Name)})
 		}
 	}
 	slices.SortFunc(ws.Clusters, func(a, b routing.Cluster) int { return strings.Compare(a.Name, b.Name) })
 	ws.Groups = ws.access.Groups()
+}
+
+// foreignLabels are the label keys of mc that a cluster join of another workspace than workspace
+// set (its fleet.umkim.io/joined-by and join-labels annotations), with that join; nil when none.
+func foreignLabels(mc metav1.Object, workspace string) map[string]string {
+	a := mc.GetAnnotations()
+	by, keys := a[v1alpha1.JoinedByAnnotation], a[v1alpha1.JoinLabelsAnnotation]
+	if by == "" || keys == "" || strings.HasPrefix(by, workspace+"/") {
+		return nil
+	}
+	out := map[string]string{}
+	for _, k := range strings.Split(keys, ",") {
+		out[k] = "cluster join " + by
+	}
+	return out
+}
+
+// Chain resolves the registries of a cluster's resolution for that cluster (their references may
+// name its labels): the chain without those whose reference does not resolve, and those. A
+// registry the workspace lacks is left out of both.
+func (w *Workspace) Chain(c routing.Cluster, registries []string) ([]routing.ChainEntry, []routing.Unresolved) {
+	refs := make(map[string]*routing.Reference, len(registries))
+	for _, name := range registries {
+		if r, ok := w.Registries[name]; ok {
+			refs[name] = r.Ref
+		}
+	}
+	return routing.ResolveChain(c, registries, refs)
 }
 
 // Access is the named ManagedCluster's access to the workspace: the sets that hold it and which

@@ -113,7 +113,8 @@ func terraformBlocks(name, text string) []exampleSource {
 			in = false
 			out = append(out, exampleSource{name, []byte(strings.Join(block, "\n") + "\n"), hcl.Pos{Line: start, Column: 1}})
 		case in:
-			block = append(block, line)
+			// A guide is a Go template, which writes "{{" as {{"{{"}}: read it as the page shows it.
+			block = append(block, strings.ReplaceAll(line, `{{"{{"}}`, "{{"))
 		}
 	}
 	return out
@@ -170,7 +171,7 @@ func (c *seedChecker) visit(n hclsyntax.Node) hcl.Diagnostics {
 			}
 		}
 	case *hclsyntax.FunctionCallExpr:
-		if e.Name == "provider::fleet::resolve_route" && len(e.Args) == 2 {
+		if e.Name == "provider::fleet::resolve_route" && len(e.Args) >= 2 {
 			c.resolveRouteCluster(e.Args[1])
 		}
 	}

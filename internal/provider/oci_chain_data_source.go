@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,6 +35,16 @@ type ociChainModel struct {
 	ResolvedBy      types.String    `tfsdk:"resolved_by"`
 	Delivery        types.String    `tfsdk:"delivery"`
 	WaitFor         types.String    `tfsdk:"wait_for_controller"`
+	Unresolved      []unresolvedRef `tfsdk:"unresolved"`
+}
+
+// unresolvedRef is a registry of the route's chain whose reference names a label that does not
+// resolve for the cluster.
+type unresolvedRef struct {
+	Name    types.String `tfsdk:"name"`
+	Label   types.String `tfsdk:"label"`
+	Reason  types.String `tfsdk:"reason"`
+	Message types.String `tfsdk:"message"`
 }
 
 type chainRegistry struct {
@@ -63,9 +74,23 @@ func (d *ociChainDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 				MarkdownDescription: "The chain, in the order the cluster tries it. When `resolved_by` is `controller` the names are those " +
 					"delivered to the cluster; `reference` and `role` are always read from the workspace's registry Secrets as they are now.",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-					"name":      schema.StringAttribute{Computed: true, MarkdownDescription: "Registry name."},
-					"reference": schema.StringAttribute{Computed: true, MarkdownDescription: "`host[:port][/path]`; null when the registry does not exist on the hub (for instance, its Secret was deleted after the chain was delivered)."},
-					"role":      schema.StringAttribute{Computed: true, MarkdownDescription: "`source` or `mirror`; null when the registry does not exist on the hub."},
+					"name": schema.StringAttribute{Computed: true, MarkdownDescription: "Registry name."},
+					"reference": schema.StringAttribute{Computed: true, MarkdownDescription: "`host[:port][/path]`, resolved for the cluster when the registry's reference names cluster labels " +
+						"(`zot.{{ .labels.site }}.stores.internal` is `zot.berlin.stores.internal` for a cluster labelled `site = berlin`); null when the registry does not exist on the hub " +
+						"(for instance, its Secret was deleted after the chain was delivered), or its reference no longer resolves for the cluster (see `unresolved`)."},
+					"role": schema.StringAttribute{Computed: true, MarkdownDescription: "`source` or `mirror`; null when the registry does not exist on the hub."},
+				}},
+			},
+			"unresolved": schema.ListNestedAttribute{
+				Computed: true,
+				MarkdownDescription: "The registries of the route's chain whose reference names a cluster label that does not resolve for this cluster, " +
+					"which its chain therefore leaves out (as `fleet-controller hub` does, reporting `ReferencesResolved` False). Empty when every reference resolves.",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"name":  schema.StringAttribute{Computed: true, MarkdownDescription: "Registry name."},
+					"label": schema.StringAttribute{Computed: true, MarkdownDescription: "The label key of its reference that does not resolve."},
+					"reason": schema.StringAttribute{Computed: true, MarkdownDescription: "`LabelMissing` (the cluster lacks the label), `LabelRefused` (its value would change the " +
+						"reference's host, port or path shape, e.g. a `.` in the host) or `LabelForeign` (a cluster join of another workspace set it)."},
+					"message": schema.StringAttribute{Computed: true, MarkdownDescription: "Why, naming the cluster, the registry and the label."},
 				}},
 			},
 			"replication_wait": schema.StringAttribute{Computed: true,
@@ -126,13 +151,39 @@ func (d *ociChainDataSource) Read(ctx context.Context, req datasource.ReadReques
 		m.ReplicationWait = types.StringValue(inv.Waits[res.Route])
 		chain = res.Registries
 	}
+	// References are resolved for the cluster. As the controller does, a chain the provider
+	// resolves leaves out the registries whose reference does not resolve for it; unresolved lists
+	// them for the route the cluster resolves to now.
+	cl, _ := inv.Cluster(cluster)
+	var unresolved []routing.Unresolved
+	if res.Matched() {
+		_, unresolved = inv.Chain(cl, res.Registries)
+		if m.ResolvedBy.ValueString() == resolvedByProvider {
+			chain = slices.DeleteFunc(slices.Clone(chain), func(name string) bool {
+				return slices.ContainsFunc(unresolved, func(u routing.Unresolved) bool { return u.Registry == name })
+			})
+		}
+	}
+	entries, _ := inv.Chain(cl, chain)
+	resolved := map[string]string{}
+	for _, e := range entries {
+		resolved[e.Registry] = e.Reference
+	}
 	m.Registries = []chainRegistry{}
 	for _, name := range chain {
 		r := chainRegistry{Name: types.StringValue(name), Reference: types.StringNull(), Role: types.StringNull()}
 		if reg, ok := inv.Registries[name]; ok {
-			r.Reference, r.Role = types.StringValue(reg.Reference), types.StringValue(reg.Role)
+			r.Role = types.StringValue(reg.Role)
+			if ref, ok := resolved[name]; ok {
+				r.Reference = types.StringValue(ref)
+			}
 		}
 		m.Registries = append(m.Registries, r)
+	}
+	m.Unresolved = []unresolvedRef{}
+	for _, u := range unresolved {
+		m.Unresolved = append(m.Unresolved, unresolvedRef{Name: types.StringValue(u.Registry), Label: types.StringValue(u.Err.Label),
+			Reason: types.StringValue(u.Err.Reason), Message: types.StringValue(u.String())})
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

@@ -22,8 +22,8 @@ import (
 
 	"github.com/umkim/terraform-provider-fleet/internal/hubresource"
 	"github.com/umkim/terraform-provider-fleet/internal/inventory"
-	"github.com/umkim/terraform-provider-fleet/internal/registryref"
 	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
+	"github.com/umkim/terraform-provider-fleet/internal/routing"
 	"github.com/umkim/terraform-provider-fleet/internal/work"
 )
 
@@ -124,9 +124,16 @@ var newOCIRegistryResource = hubresource.New[ociRegistryModel](hubresource.Kind[
 			Validators:          []validator.String{stringvalidator.OneOf(roleSource, roleMirror)},
 		},
 		"reference": schema.StringAttribute{
-			Required:            true,
-			MarkdownDescription: "Registry and optional namespace as `host[:port][/path]`, without scheme, e.g. `harbor.example.com/fleet`.",
-			Validators:          []validator.String{referenceValidator{}},
+			Required: true,
+			MarkdownDescription: "Registry and optional namespace as `host[:port][/path]`, without scheme, e.g. `harbor.example.com/fleet`. " +
+				"A `mirror`'s reference may name cluster labels, so that one registry serves every site that runs its own: " +
+				"`zot.{{ .labels.site }}.stores.internal:5000/fleet` is `zot.berlin.stores.internal:5000/fleet` for a cluster labelled `site = berlin`. " +
+				"`{{ .labels.<key> }}` is the only syntax; a label fills part of one DNS label of the host, under a fixed domain of at least two labels " +
+				"(`stores.internal`), or part of one path component, never the port. A cluster without the label, or whose value would change the " +
+				"reference's shape (a `.`, `/`, `:` or `@`), or whose label a cluster join of another workspace set, gets no entry for this registry, " +
+				"and its ClusterOCIStorage and the route report `ReferencesResolved` False naming the cluster, registry and label. " +
+				"See the OCI routing guide.",
+			Validators: []validator.String{referenceValidator{}},
 		},
 		"username": schema.StringAttribute{
 			Optional:            true,
@@ -191,6 +198,11 @@ var newOCIRegistryResource = hubresource.New[ociRegistryModel](hubresource.Kind[
 
 func validateOCIRegistry(_ context.Context, m *ociRegistryModel) diag.Diagnostics {
 	var diags diag.Diagnostics
+	if ref := m.Reference; !ref.IsNull() && !ref.IsUnknown() && routing.Templated(ref.ValueString()) && m.Role.ValueString() == roleSource {
+		diags.AddAttributeError(path.Root("reference"), "Source reference names labels",
+			fmt.Sprintf("reference %q names cluster labels, but role is %q: content is pushed to the source, which is one registry, so its reference is one host. "+
+				"Give the source a plain reference and make the per-site registry a mirror (role = %q).", ref.ValueString(), roleSource, roleMirror))
+	}
 	if ca := m.CACerts; !ca.IsNull() && !ca.IsUnknown() && len(ca.ValueString()) > work.PlanWarning {
 		diags.AddAttributeWarning(path.Root("ca_certs"), "Large CA bundle",
 			fmt.Sprintf("ca_certs is %s. Every route's chain that lists this registry carries the bundle to each of its clusters in one ManifestWork, which the "+
@@ -320,6 +332,7 @@ func checkOCIRegistryPlan(ctx context.Context, c hubresource.PlanCheck[ociRegist
 		return diags
 	}
 	name := c.Plan.Name.ValueString()
+	warnUnresolvedReference(c, inv, &diags)
 	if ca := c.Plan.CACerts; !ca.IsUnknown() {
 		// The routes that list this registry, with its planned bundle and the others' on the hub.
 		for _, r := range inv.Routes {
@@ -370,11 +383,11 @@ func checkOCIRegistryPlan(ctx context.Context, c hubresource.PlanCheck[ociRegist
 	return diags
 }
 
-// referenceValidator checks host[:port][/path].
+// referenceValidator checks host[:port][/path], which may name cluster labels (routing.ParseReference).
 type referenceValidator struct{}
 
 func (referenceValidator) Description(context.Context) string {
-	return "must be host[:port][/path] without scheme"
+	return "must be host[:port][/path] without scheme, optionally naming cluster labels as {{ .labels.<key> }}"
 }
 func (v referenceValidator) MarkdownDescription(ctx context.Context) string {
 	return v.Description(ctx)
@@ -383,7 +396,7 @@ func (referenceValidator) ValidateString(_ context.Context, req validator.String
 	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
 		return
 	}
-	if _, err := registryref.Parse(req.ConfigValue.ValueString()); err != nil {
+	if _, err := routing.ParseReference(req.ConfigValue.ValueString()); err != nil {
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid registry reference", err.Error()+".")
 	}
 }

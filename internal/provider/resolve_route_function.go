@@ -24,12 +24,19 @@ func newResolveRouteFunction() function.Function { return resolveRouteFunction{}
 // controller and the plan-time checks use.
 type resolveRouteFunction struct{}
 
-var resolveRouteResult = map[string]attr.Type{
-	"route":            types.StringType,
-	"registries":       types.ListType{ElemType: types.StringType},
-	"matched_by":       types.StringType,
-	"replication_wait": types.StringType,
-}
+var (
+	chainEntryType = types.ObjectType{AttrTypes: map[string]attr.Type{"name": types.StringType, "reference": types.StringType}}
+	unresolvedType = types.ObjectType{AttrTypes: map[string]attr.Type{"name": types.StringType, "label": types.StringType, "reason": types.StringType, "message": types.StringType}}
+
+	resolveRouteResult = map[string]attr.Type{
+		"route":            types.StringType,
+		"registries":       types.ListType{ElemType: types.StringType},
+		"matched_by":       types.StringType,
+		"replication_wait": types.StringType,
+		"chain":            types.ListType{ElemType: chainEntryType},
+		"unresolved":       types.ListType{ElemType: unresolvedType},
+	}
+)
 
 func (resolveRouteFunction) Metadata(_ context.Context, _ function.MetadataRequest, resp *function.MetadataResponse) {
 	resp.Name = "resolve_route"
@@ -45,7 +52,12 @@ func (resolveRouteFunction) Definition(_ context.Context, _ function.DefinitionR
 			"`cluster_groups`, `cluster_selectors`, `registries`, `replication_wait`); omitted attributes are empty, and " +
 			"`fleet_oci_route` resources can be passed as they are. `cluster` is an object with `name`, and optionally `labels` (a map) " +
 			"and `groups` (the ManagedClusterSets it belongs to).\n\n" +
-			"Returns an object with `route` (null when no route matches), `registries` (the chain), `matched_by` and `replication_wait`. " +
+			"An optional third argument, `registries`, maps registry names to their `reference` (e.g. `{ for r in fleet_oci_registry.all : r.name => r.reference }`); " +
+			"references may name cluster labels (`zot.{{ .labels.site }}.stores.internal:5000/fleet`), which are resolved with the cluster's `labels` as on the hub.\n\n" +
+			"Returns an object with `route` (null when no route matches), `registries` (the route's chain), `matched_by`, `replication_wait`, and, when " +
+			"`registries` is given, `chain` (the chain the cluster gets: objects with `name` and the `reference` resolved for it, without the registries whose " +
+			"reference does not resolve) and `unresolved` (those registries, with `name`, `label`, `reason` — `LabelMissing` or `LabelRefused` — and `message`); " +
+			"both are empty without it. " +
 			"Invalid routes (a default route with criteria, a route without registries, a misspelt attribute, a bad `replication_wait`, …) " +
 			"are an error naming the route and attribute. A priority tie is not an error: tied routes are evaluated in order of `name`, " +
 			"as on the hub, which reports the tie as a conflict (`fleet_oci_routing`'s `conflicts`, the route's `PriorityConflict` condition).",
@@ -53,6 +65,8 @@ func (resolveRouteFunction) Definition(_ context.Context, _ function.DefinitionR
 			function.DynamicParameter{Name: "routes", MarkdownDescription: "List of route objects."},
 			function.DynamicParameter{Name: "cluster", MarkdownDescription: "The cluster: `{ name = \"…\", labels = { … }, groups = [ … ] }`."},
 		},
+		VariadicParameter: function.DynamicParameter{Name: "registries",
+			MarkdownDescription: "Optional: a map of registry name to `reference`, to resolve the chain's references for the cluster."},
 		Return: function.ObjectReturn{AttributeTypes: resolveRouteResult},
 	}
 }
@@ -91,7 +105,8 @@ type clusterInput struct {
 
 func (resolveRouteFunction) Run(ctx context.Context, req function.RunRequest, resp *function.RunResponse) {
 	var routesArg, clusterArg types.Dynamic
-	if resp.Error = req.Arguments.Get(ctx, &routesArg, &clusterArg); resp.Error != nil {
+	var registriesArg []types.Dynamic
+	if resp.Error = req.Arguments.Get(ctx, &routesArg, &clusterArg, &registriesArg); resp.Error != nil {
 		return
 	}
 	var inputs []routeInput
@@ -122,13 +137,28 @@ func (resolveRouteFunction) Run(ctx context.Context, req function.RunRequest, re
 		resp.Error = function.NewArgumentFuncError(0, "routes are not valid: "+err.Error())
 		return
 	}
-	res := router.Resolve(routing.Cluster{Name: c.Name, Labels: c.Labels, Groups: c.Groups})
+	cluster := routing.Cluster{Name: c.Name, Labels: c.Labels, Groups: c.Groups}
+	res := router.Resolve(cluster)
 
 	result := map[string]attr.Value{
 		"route":            types.StringNull(),
 		"registries":       types.ListValueMust(types.StringType, []attr.Value{}),
 		"matched_by":       types.StringNull(),
 		"replication_wait": types.StringNull(),
+		"chain":            types.ListValueMust(chainEntryType, []attr.Value{}),
+		"unresolved":       types.ListValueMust(unresolvedType, []attr.Value{}),
+	}
+	if len(registriesArg) > 1 {
+		resp.Error = function.NewArgumentFuncError(2, "registries: pass one map of registry name to reference, not several")
+		return
+	}
+	if len(registriesArg) == 1 && res.Matched() {
+		chain, unresolved, err := resolveReferences(cluster, res, registriesArg[0])
+		if err != nil {
+			resp.Error = err
+			return
+		}
+		result["chain"], result["unresolved"] = chain, unresolved
 	}
 	if res.Matched() {
 		result["route"] = types.StringValue(res.Route)
@@ -142,6 +172,39 @@ func (resolveRouteFunction) Run(ctx context.Context, req function.RunRequest, re
 		}
 	}
 	resp.Error = resp.Result.Set(ctx, types.ObjectValueMust(resolveRouteResult, result))
+}
+
+// resolveReferences resolves the references of res's chain for cluster, from the registries
+// argument (a map of name to reference), with the routing library the hub uses.
+func resolveReferences(cluster routing.Cluster, res routing.Resolution, arg types.Dynamic) (attr.Value, attr.Value, *function.FuncError) {
+	var in map[string]string
+	if err := decodeDynamic(arg, &in); err != nil {
+		return nil, nil, function.NewArgumentFuncError(2, "registries: "+err.Error()+`; pass a map of registry name to reference, e.g. { site = "zot.{{ .labels.site }}.stores.internal/fleet" }`)
+	}
+	refs := map[string]*routing.Reference{}
+	for _, name := range res.Registries {
+		s, ok := in[name]
+		if !ok {
+			return nil, nil, function.NewArgumentFuncError(2, fmt.Sprintf("registries: route %q names registry %q, which registries does not list", res.Route, name))
+		}
+		ref, err := routing.ParseReference(s)
+		if err != nil {
+			return nil, nil, function.NewArgumentFuncError(2, fmt.Sprintf("registries[%q]: %v", name, err))
+		}
+		refs[name] = ref
+	}
+	entries, unresolved := routing.ResolveChain(cluster, res.Registries, refs)
+	chain := make([]attr.Value, 0, len(entries))
+	for _, e := range entries {
+		chain = append(chain, types.ObjectValueMust(chainEntryType.AttrTypes, map[string]attr.Value{
+			"name": types.StringValue(e.Registry), "reference": types.StringValue(e.Reference)}))
+	}
+	un := make([]attr.Value, 0, len(unresolved))
+	for _, u := range unresolved {
+		un = append(un, types.ObjectValueMust(unresolvedType.AttrTypes, map[string]attr.Value{
+			"name": types.StringValue(u.Registry), "label": types.StringValue(u.Err.Label), "reason": types.StringValue(u.Err.Reason), "message": types.StringValue(u.String())}))
+	}
+	return types.ListValueMust(chainEntryType, chain), types.ListValueMust(unresolvedType, un), nil
 }
 
 func (in routeInput) route() (routing.Route, error) {

@@ -92,7 +92,7 @@ func TestResolveRouteFunction(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			resp := &function.RunResponse{Result: function.NewResultData(types.ObjectUnknown(resolveRouteResult))}
-			req := function.RunRequest{Arguments: function.NewArgumentsData([]attr.Value{types.DynamicValue(tc.routes), types.DynamicValue(tc.cluster)})}
+			req := function.RunRequest{Arguments: function.NewArgumentsData([]attr.Value{types.DynamicValue(tc.routes), types.DynamicValue(tc.cluster), noVariadic})}
 			resolveRouteFunction{}.Run(context.Background(), req, resp)
 			if tc.wantErr != "" {
 				if resp.Error == nil || !strings.Contains(resp.Error.Error(), tc.wantErr) {
@@ -117,6 +117,75 @@ func TestResolveRouteFunction(t *testing.T) {
 				got["matched_by"].(types.String).ValueString() != tc.wantBy || got["replication_wait"].(types.String).ValueString() != tc.wantWait {
 				t.Fatalf("got route=%v chain=%v matched_by=%v wait=%v; want %s %v %s %s",
 					route, chain, got["matched_by"], got["replication_wait"], tc.wantRoute, tc.wantChain, tc.wantBy, tc.wantWait)
+			}
+		})
+	}
+}
+
+// noVariadic is the empty variadic argument (no registries).
+var noVariadic = types.TupleValueMust([]attr.Type{}, []attr.Value{})
+
+// TestResolveRouteFunctionReferences: with registries, the function resolves label-templated
+// references for the cluster as the hub does, and refuses hostile label values.
+func TestResolveRouteFunctionReferences(t *testing.T) {
+	routes := tuple(obj(map[string]attr.Value{"name": types.StringValue("sites"), "priority": num(1), "default": types.BoolValue(true),
+		"registries": strs("site", "central")}))
+	registries := func(site string) attr.Value {
+		return types.TupleValueMust([]attr.Type{types.DynamicType}, []attr.Value{types.DynamicValue(obj(map[string]attr.Value{
+			"site": types.StringValue(site), "central": types.StringValue("harbor.example.com/fleet")}))})
+	}
+	const site = "zot.{{ .labels.site }}.stores.internal:5000/fleet"
+	for _, tc := range []struct {
+		name       string
+		labels     attr.Value
+		registries attr.Value
+		chain      string // name=reference,…
+		unresolved string // name/label/reason,…
+		err        string
+	}{
+		{name: "resolved", labels: labelsOf("site", "berlin"), registries: registries(site),
+			chain: "site=zot.berlin.stores.internal:5000/fleet,central=harbor.example.com/fleet"},
+		{name: "label missing", labels: labelsOf("region", "eu"), registries: registries(site),
+			chain: "central=harbor.example.com/fleet", unresolved: "site/site/LabelMissing"},
+		{name: "another host", labels: labelsOf("site", "evil.com/x"), registries: registries(site),
+			chain: "central=harbor.example.com/fleet", unresolved: "site/site/LabelRefused"},
+		{name: "a port", labels: labelsOf("site", "x:1"), registries: registries(site),
+			chain: "central=harbor.example.com/fleet", unresolved: "site/site/LabelRefused"},
+		{name: "userinfo", labels: labelsOf("site", "me@evil"), registries: registries(site),
+			chain: "central=harbor.example.com/fleet", unresolved: "site/site/LabelRefused"},
+		{name: "bad template", labels: labelsOf("site", "x"), registries: registries("zot.{{ .labels.site | lower }}.stores.internal"), err: `registries["site"]`},
+		{name: "top-level domain", labels: labelsOf("site", "x"), registries: registries("zot.{{ .labels.site }}.internal"), err: "fixed domain"},
+		{name: "no registries", labels: labelsOf("site", "x"), registries: noVariadic},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := &function.RunResponse{Result: function.NewResultData(types.ObjectUnknown(resolveRouteResult))}
+			req := function.RunRequest{Arguments: function.NewArgumentsData([]attr.Value{types.DynamicValue(routes),
+				types.DynamicValue(obj(map[string]attr.Value{"name": types.StringValue("c1"), "labels": tc.labels})), tc.registries})}
+			resolveRouteFunction{}.Run(context.Background(), req, resp)
+			if tc.err != "" {
+				if resp.Error == nil || !strings.Contains(resp.Error.Error(), tc.err) {
+					t.Fatalf("error = %v, want one containing %q", resp.Error, tc.err)
+				}
+				return
+			}
+			if resp.Error != nil {
+				t.Fatal(resp.Error)
+			}
+			got := resp.Result.Value().(types.Object).Attributes()
+			var chain, unresolved []string
+			for _, e := range got["chain"].(types.List).Elements() {
+				a := e.(types.Object).Attributes()
+				chain = append(chain, a["name"].(types.String).ValueString()+"="+a["reference"].(types.String).ValueString())
+			}
+			for _, e := range got["unresolved"].(types.List).Elements() {
+				a := e.(types.Object).Attributes()
+				unresolved = append(unresolved, a["name"].(types.String).ValueString()+"/"+a["label"].(types.String).ValueString()+"/"+a["reason"].(types.String).ValueString())
+				if msg := a["message"].(types.String).ValueString(); !strings.Contains(msg, `cluster "c1"`) {
+					t.Errorf("message %q does not name the cluster", msg)
+				}
+			}
+			if strings.Join(chain, ",") != tc.chain || strings.Join(unresolved, ",") != tc.unresolved {
+				t.Errorf("chain %v unresolved %v; want %s and %s", chain, unresolved, tc.chain, tc.unresolved)
 			}
 		})
 	}
@@ -151,6 +220,8 @@ output "other" {
 					"registries":       knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("harbor-eu"), knownvalue.StringExact("harbor-central")}),
 					"matched_by":       knownvalue.StringExact("cluster_selectors[0]"),
 					"replication_wait": knownvalue.StringExact("10m"),
+					"chain":            knownvalue.ListExact([]knownvalue.Check{}),
+					"unresolved":       knownvalue.ListExact([]knownvalue.Check{}),
 				})),
 				statecheck.ExpectKnownOutputValueAtPath("lab", tfjsonpathRoute, knownvalue.StringExact("lab")),
 				statecheck.ExpectKnownOutputValueAtPath("other", tfjsonpathRoute, knownvalue.StringExact("default")),

@@ -61,6 +61,9 @@ type Cluster struct {
 	Name   string
 	Labels map[string]string
 	Groups []string // the cluster groups (ManagedClusterSets) it belongs to
+	// Foreign are the label keys another workspace set on the cluster (a cluster join of
+	// another workspace), with who set them: a registry reference does not resolve with them.
+	Foreign map[string]string
 }
 
 // Criterion is the kind of route criterion that matched a cluster.

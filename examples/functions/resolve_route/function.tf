@@ -16,3 +16,14 @@ output "eu_02" {
 output "lab" {
   value = provider::fleet::resolve_route([fleet_oci_route.eu_clusters, fleet_oci_route.lab_sandbox], { name = "lab-sandbox" }).route
 }
+
+# With the registries' references, the chain is resolved for the cluster: references may name
+# cluster labels.
+output "store_0201_chain" {
+  # => [{ name = "zot-site", reference = "zot.apac.stores.internal:5000/fleet" }, { name = "zot-stores", reference = "zot.stores.internal:5000/fleet" }]
+  value = provider::fleet::resolve_route(
+    [{ name = "stores", priority = 20, cluster_groups = ["airgap-stores"], registries = ["zot-site", "zot-stores"] }],
+    { name = "store-0201", labels = { region = "apac" }, groups = ["airgap-stores"] },
+    { "zot-site" = "zot.{{ .labels.region }}.stores.internal:5000/fleet", "zot-stores" = "zot.stores.internal:5000/fleet" },
+  ).chain
+}

@@ -46,3 +46,12 @@ resource "fleet_oci_registry" "harbor_lab" {
   role      = "mirror"
   reference = "harbor.lab.internal/fleet"
 }
+
+# One mirror for every site that runs its own registry: each cluster pulls from the host its
+# region label names (zot.apac.stores.internal:5000/fleet for a cluster labelled region=apac).
+# A cluster without the label gets no entry for this registry (ReferencesResolved False).
+resource "fleet_oci_registry" "zot_site" {
+  name      = "zot-site"
+  role      = "mirror"
+  reference = "zot.{{ .labels.region }}.stores.internal:5000/fleet"
+}
