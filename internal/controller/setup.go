@@ -108,13 +108,13 @@ func Scheme() *runtime.Scheme {
 
 // CacheOptions narrow the manager's cache to what the reconcilers read: registry Secrets only
 // (by type, so other Secrets are neither cached nor readable through it) and the controller's
-// own ManifestWorks (by label).
+// own ManifestWorks (by label), each object without what no reconciler reads (withTransforms).
 func CacheOptions() cache.Options {
-	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+	return withTransforms(cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&corev1.Secret{}:              {Field: fields.OneTermEqualSelector("type", registrysecret.Type)},
 		&workv1.ManifestWork{}:        {Label: labels.SelectorFromSet(labels.Set{hub.ManagedByLabel: ManagedBy})},
 		&v1alpha1.ClusterOCIStorage{}: {Label: labels.SelectorFromSet(labels.Set{hub.ManagedByLabel: ManagedBy})},
-	}}
+	}})
 }
 
 // Cache indexes.
