@@ -4,7 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,7 +24,6 @@ import (
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/controller"
-	"github.com/umkim/terraform-provider-fleet/internal/hub"
 	"github.com/umkim/terraform-provider-fleet/internal/manager"
 	"github.com/umkim/terraform-provider-fleet/internal/registrysecret"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
@@ -43,7 +47,16 @@ func envInt(name string, def int) int {
 //
 //	controller: clusters=10000 routes=1000 converge_s=… writes_per_changed_cluster=… steady_writes=…
 //
-// FLEET_BENCH_CLUSTERS, FLEET_BENCH_ROUTES and FLEET_BENCH_STEADY (a duration, default 2m) scale it.
+// ceiling_s is the apiserver's own time to take the writes of convergence from plain parallel
+// clients (measureCeiling) on the same hub, efficiency ceiling_s/converge_s.
+// controller_peak_rss_mib is the benchmark process's peak RSS from the manager's start to the end
+// of convergence, steady_peak_rss_mib its peak from then to the end of the steady window (the
+// route move included): the controller's, plus the little the benchmark's own client holds (the
+// peak is reset once the fleet is seeded). The heap profile at the end of the steady window goes
+// to the artifact directory (go test -artifacts).
+//
+// FLEET_BENCH_CLUSTERS, FLEET_BENCH_ROUTES and FLEET_BENCH_STEADY (a duration, default 2m) scale
+// it; FLEET_BENCH_BASELINE=0 skips the baseline.
 func BenchmarkController(b *testing.B) {
 	f := benchFleet{clusters: envInt("FLEET_BENCH_CLUSTERS", 10000), routes: envInt("FLEET_BENCH_ROUTES", 1000)}
 	steady := 2 * time.Minute
@@ -53,6 +66,9 @@ func BenchmarkController(b *testing.B) {
 	for b.Loop() {
 		ours := f.measure(b, false, steady)
 		fmt.Printf("controller: %s\n", ours)
+		if os.Getenv("FLEET_BENCH_BASELINE") == "0" {
+			continue
+		}
 		naive := f.measure(b, true, steady)
 		fmt.Printf("controller (baseline: rewrite everything on every reconcile): %s\n", naive)
 		fmt.Printf("controller: ratio baseline/ours: converge %.2fx, writes per changed cluster %.0fx, steady writes %s\n",
@@ -74,11 +90,18 @@ type benchResult struct {
 	perChanged, routeWrites  float64
 	steadyWrites, reconciles float64
 	steady                   time.Duration
+	peakMiB, steadyPeakMiB   float64
+	convergeWrites           float64
+	ceiling                  ceiling // measured after ours' steady window only
 }
 
 func (r benchResult) String() string {
-	return fmt.Sprintf("clusters=%d routes=%d converge_s=%.1f writes_per_changed_cluster=%.2f steady_writes=%.0f (moved=%d route_status_writes=%.0f steady_window=%s reconciles_in_window=%.0f)",
-		r.f.clusters, r.f.routes, r.converge.Seconds(), r.perChanged, r.steadyWrites, r.moved, r.routeWrites, r.steady, r.reconciles)
+	ceil := ""
+	if r.ceiling.took > 0 {
+		ceil = fmt.Sprintf(" ceiling_s=%.1f efficiency=%.2f", r.ceiling.took.Seconds(), r.ceiling.took.Seconds()/r.converge.Seconds())
+	}
+	return fmt.Sprintf("clusters=%d routes=%d converge_s=%.1f%s writes_per_changed_cluster=%.2f steady_writes=%.0f controller_peak_rss_mib=%.0f steady_peak_rss_mib=%.0f (moved=%d route_status_writes=%.0f steady_window=%s reconciles_in_window=%.0f converge_writes=%.0f %s)",
+		r.f.clusters, r.f.routes, r.converge.Seconds(), ceil, r.perChanged, r.steadyWrites, r.peakMiB, r.steadyPeakMiB, r.moved, r.routeWrites, r.steady, r.reconciles, r.convergeWrites, r.ceiling)
 }
 
 const benchWS = "bench"
@@ -110,6 +133,8 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 	}
 	mctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
+	resetPeakRSS(b)
+	startWrites := writeCount()
 	start := time.Now()
 	go func() { done <- mgr.Start(mctx) }()
 	defer func() {
@@ -122,6 +147,8 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 	// Converged: every cluster has its work and its ClusterOCIStorage, every route its status.
 	f.waitConverged(b, ctx, c)
 	res.converge = time.Since(start)
+	res.convergeWrites = writeCount() - startWrites
+	res.peakMiB = peakRSSMiB(b)
 	settle(15 * time.Second)
 
 	// One route change that moves 1% of the clusters: the wide route goes first.
@@ -157,6 +184,11 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 		time.Sleep(min(10*time.Second, time.Until(end)))
 	}
 	res.steadyWrites = writeCount() - base
+	res.steadyPeakMiB = peakRSSMiB(b)
+	if !naive {
+		saveHeapProfile(b, fmt.Sprintf("controller-heap-%d-clusters.pprof", f.clusters))
+		res.ceiling = measureCeiling(b, ctx, c)
+	}
 	res.reconciles = testkit.Counter("controller_runtime_reconcile_total", map[string]string{"controller": "routing"}) - reconciles
 	if res.reconciles == 0 {
 		b.Fatal("no reconcile in the steady window: its write count proves nothing")
@@ -165,6 +197,53 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 }
 
 func writeCount() float64 { return writes("", "") }
+
+// resetPeakRSS collects what the seeding left and resets the process's peak RSS (VmHWM) to its
+// current RSS.
+func resetPeakRSS(b *testing.B) {
+	runtime.GC()
+	debug.FreeOSMemory()
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// peakRSSMiB returns the process's peak RSS since resetPeakRSS, and resets it.
+func peakRSSMiB(b *testing.B) float64 {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kib, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+				b.Fatal(err)
+			}
+			return kib / 1024
+		}
+	}
+	b.Fatal("no VmHWM in /proc/self/status")
+	return 0
+}
+
+// saveHeapProfile writes the heap profile, after a collection, into the artifact directory.
+func saveHeapProfile(b *testing.B, name string) {
+	runtime.GC()
+	path := filepath.Join(b.ArtifactDir(), name)
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	fmt.Printf("controller: heap profile %s\n", path)
+}
 
 // settle waits until the controller has written nothing for two seconds, or at most max: the
 // baseline, which rewrites everything on every resync, never goes quiet for long.
@@ -191,18 +270,26 @@ func waitFor(b *testing.B, what string, ok func() bool) {
 }
 
 func (f benchFleet) waitConverged(b *testing.B, ctx context.Context, c client.Client) {
+	// A list of one item and the count of the rest: polling must not load the process whose
+	// memory is measured with copies of every work and storage twice a second.
 	count := func(list *metav1.PartialObjectMetadataList, opts ...client.ListOption) int {
-		if err := c.List(ctx, list, opts...); err != nil {
+		if err := c.List(ctx, list, append(opts, client.Limit(1))...); err != nil {
 			return -1
 		}
-		return len(list.Items)
+		n := len(list.Items)
+		if r := list.RemainingItemCount; r != nil {
+			n += int(*r)
+		}
+		return n
 	}
 	waitFor(b, "convergence", func() bool {
 		works := &metav1.PartialObjectMetadataList{}
 		works.SetGroupVersionKind(workv1.SchemeGroupVersion.WithKind("ManifestWorkList"))
 		storages := &metav1.PartialObjectMetadataList{}
 		storages.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("ClusterOCIStorageList"))
-		if count(works, client.MatchingLabels{hub.WorkspaceLabel: benchWS}) != f.clusters || count(storages, client.InNamespace(benchWS)) != f.clusters {
+		// Every ManifestWork on the bench's hub is the controller's (no selector: a selector would
+		// leave the remaining count out).
+		if count(works) != f.clusters || count(storages, client.InNamespace(benchWS)) != f.clusters {
 			return false
 		}
 		var routes v1alpha1.OCIStorageRouteList

@@ -30,4 +30,3 @@ func withTransforms(o cache.Options) cache.Options {
 	o.ByObject[&clusterv1.ManagedCluster{}] = cache.ByObject{Transform: slimManagedCluster}
 	return o
 }
-
