@@ -39,7 +39,8 @@ import (
 
 // Options configure the reconcilers.
 type Options struct {
-	// MaxConcurrentWrites bounds the writes one reconcile has in flight; 0 means 16.
+	// MaxConcurrentWrites bounds the writes one reconcile has in flight; 0 means
+	// DefaultMaxConcurrentWrites.
 	MaxConcurrentWrites int
 	// AlwaysWrite makes the routing reconciler rewrite everything on every reconcile: the naive
 	// baseline of the benchmark, never for use.
