@@ -4,7 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -43,7 +48,16 @@ func envInt(name string, def int) int {
 //
 //	controller: clusters=10000 routes=1000 converge_s=… writes_per_changed_cluster=… steady_writes=…
 //
-// FLEET_BENCH_CLUSTERS, FLEET_BENCH_ROUTES and FLEET_BENCH_STEADY (a duration, default 2m) scale it.
+// ceiling_s is the apiserver's own time to take the writes of convergence from plain parallel
+// clients (measureCeiling) on the same hub, efficiency ceiling_s/converge_s.
+// controller_peak_rss_mib is the benchmark process's peak RSS from the manager's start to the end
+// of convergence, steady_peak_rss_mib its peak from then to the end of the steady window (the
+// route move included): the controller's, plus the little the benchmark's own client holds (the
+// peak is reset once the fleet is seeded). The heap profile at the end of the steady window goes
+// to the artifact directory (go test -artifacts).
+//
+// FLEET_BENCH_CLUSTERS, FLEET_BENCH_ROUTES and FLEET_BENCH_STEADY (a duration, default 2m) scale
+// it; FLEET_BENCH_BASELINE=0 skips the baseline.
 func BenchmarkController(b *testing.B) {
 	f := benchFleet{clusters: envInt("FLEET_BENCH_CLUSTERS", 10000), routes: envInt("FLEET_BENCH_ROUTES", 1000)}
 	steady := 2 * time.Minute
@@ -53,6 +67,9 @@ func BenchmarkController(b *testing.B) {
 	for b.Loop() {
 		ours := f.measure(b, false, steady)
 		fmt.Printf("controller: %s\n", ours)
+		if os.Getenv("FLEET_BENCH_BASELINE") == "0" {
+			continue
+		}
 		naive := f.measure(b, true, steady)
 		fmt.Printf("controller (baseline: rewrite everything on every reconcile): %s\n", naive)
 		fmt.Printf("controller: ratio baseline/ours: converge %.2fx, writes per changed cluster %.0fx, steady writes %s\n",
@@ -74,11 +91,18 @@ type benchResult struct {
 	perChanged, routeWrites  float64
 	steadyWrites, reconciles float64
 	steady                   time.Duration
+	peakMiB, steadyPeakMiB   float64
+	convergeWrites           float64
+	ceiling                  ceiling // measured after ours' steady window only
 }
 
 func (r benchResult) String() string {
-	return fmt.Sprintf("clusters=%d routes=%d converge_s=%.1f writes_per_changed_cluster=%.2f steady_writes=%.0f (moved=%d route_status_writes=%.0f steady_window=%s reconciles_in_window=%.0f)",
-		r.f.clusters, r.f.routes, r.converge.Seconds(), r.perChanged, r.steadyWrites, r.moved, r.routeWrites, r.steady, r.reconciles)
+	ceil := ""
+	if r.ceiling.took > 0 {
+		ceil = fmt.Sprintf(" ceiling_s=%.1f efficiency=%.2f", r.ceiling.took.Seconds(), r.ceiling.took.Seconds()/r.converge.Seconds())
+	}
+	return fmt.Sprintf("clusters=%d routes=%d converge_s=%.1f%s writes_per_changed_cluster=%.2f steady_writes=%.0f controller_peak_rss_mib=%.0f steady_peak_rss_mib=%.0f (moved=%d route_status_writes=%.0f steady_window=%s reconciles_in_window=%.0f converge_writes=%.0f %s)",
+		r.f.clusters, r.f.routes, r.converge.Seconds(), ceil, r.perChanged, r.steadyWrites, r.peakMiB, r.steadyPeakMiB, r.moved, r.routeWrites, r.steady, r.reconciles, r.convergeWrites, r.ceiling)
 }
 
 const benchWS = "bench"
@@ -110,6 +134,8 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 	}
 	mctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
+	resetPeakRSS(b)
+	startWrites := writeCount()
 	start := time.Now()
 	go func() { done <- mgr.Start(mctx) }()
 	defer func() {
@@ -122,6 +148,8 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 	// Converged: every cluster has its work and its ClusterOCIStorage, every route its status.
 	f.waitConverged(b, ctx, c)
 	res.converge = time.Since(start)
+	res.convergeWrites = writeCount() - startWrites
+	res.peakMiB = peakRSSMiB(b)
 	settle(15 * time.Second)
 
 	// One route change that moves 1% of the clusters: the wide route goes first.
@@ -157,6 +185,11 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 		time.Sleep(min(10*time.Second, time.Until(end)))
 	}
 	res.steadyWrites = writeCount() - base
+	res.steadyPeakMiB = peakRSSMiB(b)
+	if !naive {
+		saveHeapProfile(b, fmt.Sprintf("controller-heap-%d-clusters.pprof", f.clusters))
+		res.ceiling = measureCeiling(b, ctx, c)
+	}
 	res.reconciles = testkit.Counter("controller_runtime_reconcile_total", map[string]string{"controller": "routing"}) - reconciles
 	if res.reconciles == 0 {
 		b.Fatal("no reconcile in the steady window: its write count proves nothing")
@@ -165,6 +198,53 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 }
 
 func writeCount() float64 { return writes("", "") }
+
+// resetPeakRSS collects what the seeding left and resets the process's peak RSS (VmHWM) to its
+// current RSS.
+func resetPeakRSS(b *testing.B) {
+	runtime.GC()
+	debug.FreeOSMemory()
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// peakRSSMiB returns the process's peak RSS since resetPeakRSS, and resets it.
+func peakRSSMiB(b *testing.B) float64 {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kib, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+				b.Fatal(err)
+			}
+			return kib / 1024
+		}
+	}
+	b.Fatal("no VmHWM in /proc/self/status")
+	return 0
+}
+
+// saveHeapProfile writes the heap profile, after a collection, into the artifact directory.
+func saveHeapProfile(b *testing.B, name string) {
+	runtime.GC()
+	path := filepath.Join(b.ArtifactDir(), name)
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	fmt.Printf("controller: heap profile %s\n", path)
+}
 
 // settle waits until the controller has written nothing for two seconds, or at most max: the
 // baseline, which rewrites everything on every resync, never goes quiet for long.
@@ -197,7 +277,15 @@ func (f benchFleet) waitConverged(b *testing.B, ctx context.Context, c client.Cl
 		}
 		return len(list.Items)
 	}
+	// Every 2 s, not at waitFor's pace: each poll lists every work and storage into the process
+	// whose memory is measured (a list of one item and the remaining count would be cheaper here,
+	// but the apiserver serves it from etcd, not its watch cache, and slows what is measured).
+	var polled time.Time
 	waitFor(b, "convergence", func() bool {
+		if time.Since(polled) < 2*time.Second {
+			return false
+		}
+		polled = time.Now()
 		works := &metav1.PartialObjectMetadataList{}
 		works.SetGroupVersionKind(workv1.SchemeGroupVersion.WithKind("ManifestWorkList"))
 		storages := &metav1.PartialObjectMetadataList{}

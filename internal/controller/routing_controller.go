@@ -99,7 +99,10 @@ func (r *RoutingReconciler) load(ctx context.Context, name string) (*workspaceSt
 		storages v1alpha1.ClusterOCIStorageList
 	)
 	in := client.InNamespace(name)
-	if err := r.read(ctx, cacheList{&routes, in}, cacheList{&works, client.MatchingFields{workspaceIndex: name}}, cacheList{&storages, in}); err != nil {
+	// The works and storages are only read and copied before a write: the cache's own objects
+	// do, without a copy of every one of them on every reconcile.
+	if err := r.read(ctx, cacheList{&routes, in}, cacheList{&works, listOptions{client.MatchingFields{workspaceIndex: name}, client.UnsafeDisableDeepCopy}},
+		cacheList{&storages, listOptions{in, client.UnsafeDisableDeepCopy}}); err != nil {
 		return nil, err
 	}
 	if len(routes.Items) == 0 && len(works.Items) == 0 && len(storages.Items) == 0 {
@@ -160,6 +163,15 @@ func (r *RoutingReconciler) load(ctx context.Context, name string) (*workspaceSt
 type cacheList struct {
 	list client.ObjectList
 	opt  client.ListOption
+}
+
+// listOptions applies several list options as one.
+type listOptions []client.ListOption
+
+func (o listOptions) ApplyToList(lo *client.ListOptions) {
+	for _, opt := range o {
+		opt.ApplyToList(lo)
+	}
 }
 
 func (r *RoutingReconciler) read(ctx context.Context, lists ...cacheList) error {

@@ -39,7 +39,8 @@ import (
 
 // Options configure the reconcilers.
 type Options struct {
-	// MaxConcurrentWrites bounds the writes one reconcile has in flight; 0 means 16.
+	// MaxConcurrentWrites bounds the writes one reconcile has in flight; 0 means
+	// DefaultMaxConcurrentWrites.
 	MaxConcurrentWrites int
 	// AlwaysWrite makes the routing reconciler rewrite everything on every reconcile: the naive
 	// baseline of the benchmark, never for use.
@@ -114,13 +115,13 @@ func Scheme() *runtime.Scheme {
 
 // CacheOptions narrow the manager's cache to what the reconcilers read: registry Secrets only
 // (by type, so other Secrets are neither cached nor readable through it) and the controller's
-// own ManifestWorks (by label).
+// own ManifestWorks (by label), each object without what no reconciler reads (withTransforms).
 func CacheOptions() cache.Options {
-	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+	return withTransforms(cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&corev1.Secret{}:              {Field: fields.OneTermEqualSelector("type", registrysecret.Type)},
 		&workv1.ManifestWork{}:        {Label: labels.SelectorFromSet(labels.Set{hub.ManagedByLabel: ManagedBy})},
 		&v1alpha1.ClusterOCIStorage{}: {Label: labels.SelectorFromSet(labels.Set{hub.ManagedByLabel: ManagedBy})},
-	}}
+	}})
 }
 
 // Cache indexes.

@@ -69,7 +69,7 @@ func (r *RoutingReconciler) writer() *writer {
 	w := &writer{}
 	n := r.MaxConcurrentWrites
 	if n <= 0 {
-		n = 16
+		n = DefaultMaxConcurrentWrites
 	}
 	w.g.SetLimit(n)
 	return w

@@ -2,7 +2,9 @@ package routing
 
 import (
 	"cmp"
+	"hash/maphash"
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -19,6 +21,8 @@ type index struct {
 	labelKeys  *labelKeys
 	byName     map[string][]int64
 	byGroup    map[string][]int64
+	names      filter     // of byName's keys
+	groups     filter     // of byGroup's keys
 	keys       []keyEntry // the anchor keys, to look up in a cluster's labels
 	byKey      map[string]*keyIndex
 	unanchored []selRef
@@ -86,7 +90,43 @@ func newIndex(routes []*compiledRoute, lk *labelKeys) index {
 		}
 	}
 	slices.SortFunc(x.keys, func(a, b keyEntry) int { return cmp.Compare(a.first, b.first) })
+	x.names, x.groups = newFilter(x.byName), newFilter(x.byGroup)
 	return x
+}
+
+// filter tells, for most strings not in a set, that they are not, at the cost of one hash and
+// one bit test: most clusters are named by no route and belong to no routed group, and a miss
+// in a map costs a probe of memory that the filter's few hundred bytes spare.
+type filter struct {
+	seed maphash.Seed
+	bits []uint64 // one bit per hash value, a power of two of them; nil for the empty set
+}
+
+// newFilter returns the filter of m's keys, with 32 to 64 bits per key: at most one string in
+// 32 outside the set passes it.
+func newFilter[V any](m map[string]V) filter {
+	if len(m) == 0 {
+		return filter{}
+	}
+	f := filter{seed: maphash.MakeSeed(), bits: make([]uint64, 1<<bits.Len(uint(len(m)/2)))}
+	for k := range m {
+		h := f.hash(k)
+		f.bits[h>>6] |= 1 << (h & 63)
+	}
+	return f
+}
+
+func (f *filter) hash(s string) uint64 {
+	return maphash.String(f.seed, s) & (uint64(len(f.bits))<<6 - 1)
+}
+
+// mayHave reports false when s is certainly not in the set.
+func (f *filter) mayHave(s string) bool {
+	if f.bits == nil {
+		return false
+	}
+	h := f.hash(s)
+	return f.bits[h>>6]&(1<<(h&63)) != 0
 }
 
 func firstRank(refs []selRef) int64 {
@@ -162,27 +202,31 @@ func (x *index) firstExcept(c Cluster, skip func(position int) bool) int64 {
 		}
 		return x.none()
 	}
-	best = min(best, kept(x.byName[c.Name]))
+	if x.names.mayHave(c.Name) {
+		best = min(best, kept(x.byName[c.Name]))
+	}
 	for _, g := range c.Groups {
-		best = min(best, kept(x.byGroup[g]))
+		if x.groups.mayHave(g) {
+			best = min(best, kept(x.byGroup[g]))
+		}
 	}
 	var buf [16]label
-	labels := x.labelKeys.read(c.Labels, buf[:])
+	labels := x.labelKeys.reader(c.Labels, buf[:])
 	for _, k := range x.keys { // in ascending first rank
 		if k.first >= best {
 			break
 		}
-		if l := labels[k.slot]; l.ok {
-			best = firstIn(k.idx.values[l.value], labels, best, skip)
-			best = firstIn(k.idx.exists, labels, best, skip)
+		if l := labels.get(k.slot); l.ok {
+			best = firstIn(k.idx.values[l.value], &labels, best, skip)
+			best = firstIn(k.idx.exists, &labels, best, skip)
 		}
 	}
-	return firstIn(x.unanchored, labels, best, skip)
+	return firstIn(x.unanchored, &labels, best, skip)
 }
 
 // firstIn returns the rank of the first selector in refs that matches labels if it is below
 // best, else best; selectors of routes skip names are passed over.
-func firstIn(refs []selRef, labels []label, best int64, skip func(int) bool) int64 {
+func firstIn(refs []selRef, labels *labelReader, best int64, skip func(int) bool) int64 {
 	for _, ref := range refs {
 		if ref.rank >= best {
 			break
@@ -212,16 +256,16 @@ func (x *index) each(c Cluster, seen []int, stamp int, visit func(int)) {
 		}
 	}
 	var buf [16]label
-	labels := x.labelKeys.read(c.Labels, buf[:])
+	labels := x.labelKeys.reader(c.Labels, buf[:])
 	all := func(refs []selRef) {
 		for _, ref := range refs {
-			if matchesAll(ref.rest, labels) {
+			if matchesAll(ref.rest, &labels) {
 				mark(ref.rank)
 			}
 		}
 	}
 	for _, k := range x.keys {
-		if l := labels[k.slot]; l.ok {
+		if l := labels.get(k.slot); l.ok {
 			all(k.idx.values[l.value])
 			all(k.idx.exists)
 		}

@@ -1,16 +1,17 @@
 package routing
 
 // labelKeys numbers the label keys that any selector tests, so that a cluster's labels are read
-// once into a slice indexed by that number and requirements test slice elements, not maps.
+// into a slice indexed by that number and requirements test slice elements, not maps.
 type labelKeys struct {
 	keys []string
 	slot map[string]int
 }
 
-// label is the value of one label key on a cluster; ok is false when the cluster lacks the key.
+// label is the value of one label key on a cluster; ok is false when the cluster lacks the key,
+// read is false until the key has been looked up.
 type label struct {
-	value string
-	ok    bool
+	value    string
+	ok, read bool
 }
 
 // newLabelKeys numbers the keys of the routes' requirements and records each requirement's slot.
@@ -32,27 +33,44 @@ func newLabelKeys(routes []*compiledRoute) *labelKeys {
 	return lk
 }
 
-// read fills buf, which must be zeroed, or a new slice if buf is too short, with the cluster's
-// values of the keys.
-func (lk *labelKeys) read(labels map[string]string, buf []label) []label {
+// labelReader reads a cluster's values of the numbered keys, each at most once and only when a
+// requirement tests it: a cluster resolved by its first anchors costs a few lookups, not one per
+// key the routes use.
+type labelReader struct {
+	labels map[string]string
+	keys   []string
+	got    []label
+}
+
+// reader returns a labelReader of labels that keeps its values in buf, which must be zeroed, or
+// in a new slice if buf is too short.
+func (lk *labelKeys) reader(labels map[string]string, buf []label) labelReader {
 	n := len(lk.keys)
 	if n > len(buf) {
 		buf = make([]label, n)
 	}
-	out := buf[:n]
-	// A map lookup costs less than a step of iteration over a map, so look the keys up unless
-	// they far outnumber the labels.
-	if n <= 2*len(labels) {
-		for s, k := range lk.keys {
-			v, ok := labels[k]
-			out[s] = label{v, ok}
+	r := labelReader{labels: labels, keys: lk.keys, got: buf[:n]}
+	// A map lookup costs less than a step of iteration over a map, so look keys up as they are
+	// needed unless they far outnumber the labels: then read every label once, up front.
+	if n > 2*len(labels) {
+		for i := range r.got {
+			r.got[i].read = true
 		}
-		return out
-	}
-	for k, v := range labels {
-		if s, ok := lk.slot[k]; ok {
-			out[s] = label{v, true}
+		for k, v := range labels {
+			if s, ok := lk.slot[k]; ok {
+				r.got[s] = label{v, true, true}
+			}
 		}
 	}
-	return out
+	return r
+}
+
+// get returns the cluster's value of the key numbered s.
+func (r *labelReader) get(s int) label {
+	l := &r.got[s]
+	if !l.read {
+		v, ok := r.labels[r.keys[s]]
+		*l = label{v, ok, true}
+	}
+	return *l
 }

@@ -116,8 +116,8 @@ func (q *requirement) has(v string) bool {
 	return false
 }
 
-func (q *requirement) matches(labels []label) bool {
-	l := labels[q.slot]
+func (q *requirement) matches(labels *labelReader) bool {
+	l := labels.get(q.slot)
 	switch q.op {
 	case In:
 		return l.ok && q.has(l.value)
@@ -130,7 +130,7 @@ func (q *requirement) matches(labels []label) bool {
 	}
 }
 
-func matchesAll(reqs []requirement, labels []label) bool {
+func matchesAll(reqs []requirement, labels *labelReader) bool {
 	for i := range reqs {
 		if !reqs[i].matches(labels) {
 			return false

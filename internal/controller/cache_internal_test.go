@@ -1,0 +1,68 @@
+package controller
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
+)
+
+// The cache keeps of a ManagedCluster what the reconcilers read (labels, annotations, spec, the
+// availability conditions) and drops what the klusterlet reports and no reconciler reads.
+func TestSlimManagedCluster(t *testing.T) {
+	mc := &clusterv1.ManagedCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "c1", Labels: map[string]string{"zone": "z1"}, Annotations: map[string]string{"a": "b"},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "registration"}}},
+		Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true, ManagedClusterClientConfigs: []clusterv1.ClientConfig{{URL: "https://c1"}}},
+		Status: clusterv1.ManagedClusterStatus{
+			Conditions:    []metav1.Condition{{Type: clusterv1.ManagedClusterConditionAvailable, Status: metav1.ConditionTrue}},
+			Capacity:      clusterv1.ResourceList{clusterv1.ResourceCPU: resource.MustParse("8")},
+			Allocatable:   clusterv1.ResourceList{clusterv1.ResourceCPU: resource.MustParse("7")},
+			Version:       clusterv1.ManagedClusterVersion{Kubernetes: "v1.31.0"},
+			ClusterClaims: []clusterv1.ManagedClusterClaim{{Name: "id.k8s.io", Value: "c1"}},
+		},
+	}
+	var transform func(any) (any, error)
+	for obj, by := range CacheOptions().ByObject {
+		if _, ok := obj.(*clusterv1.ManagedCluster); ok {
+			transform = by.Transform
+		}
+	}
+	if transform == nil {
+		t.Fatal("no transform of ManagedClusters in the cache options")
+	}
+	out, err := transform(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.(*clusterv1.ManagedCluster)
+	if got.ManagedFields != nil || got.Status.Capacity != nil || got.Status.Allocatable != nil || got.Status.Version.Kubernetes != "" || got.Status.ClusterClaims != nil {
+		t.Errorf("kept what no reconciler reads: %+v", got)
+	}
+	if got.Labels["zone"] != "z1" || got.Annotations["a"] != "b" || got.Spec.ManagedClusterClientConfigs[0].URL != "https://c1" ||
+		len(got.Status.Conditions) != 1 || got.Status.Conditions[0].Status != metav1.ConditionTrue {
+		t.Errorf("dropped what a reconciler reads: %+v", got)
+	}
+}
+
+// Every other cached object loses its managedFields and keeps the rest, a work its status.
+func TestCacheStripsManagedFields(t *testing.T) {
+	opts := CacheOptions()
+	w := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Name: "w", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "fleet-controller"}}},
+		Status: workv1.ManifestWorkStatus{Conditions: []metav1.Condition{{Type: workv1.WorkApplied, Status: metav1.ConditionTrue}}}}
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "tofu"}}}, Data: map[string][]byte{"k": []byte("v")}}
+	for _, obj := range []metav1.Object{w, s} {
+		if _, err := opts.DefaultTransform(obj); err != nil {
+			t.Fatal(err)
+		}
+		if obj.GetManagedFields() != nil {
+			t.Errorf("%s: managedFields kept", obj.GetName())
+		}
+	}
+	if len(w.Status.Conditions) != 1 || string(s.Data["k"]) != "v" {
+		t.Errorf("dropped more than managedFields: %+v %+v", w.Status, s.Data)
+	}
+}

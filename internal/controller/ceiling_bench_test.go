@@ -1,0 +1,130 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
+	"github.com/umkim/terraform-provider-fleet/internal/hub"
+)
+
+// ceiling is the local apiserver's own write ceiling for what the controller wrote to converge:
+// the same ManifestWorks and ClusterOCIStorages, copied from the hub, created and the storages'
+// statuses updated by plain clients in parallel, with no reconcile logic. The copies carry no
+// label of the controller's, so its caches do not see them; they go into the same cluster
+// namespaces (works, under another name) and into another workspace namespace (storages).
+type ceiling struct {
+	took    time.Duration
+	writes  int
+	workers int // the best of those tried
+}
+
+const ceilingNS = "bench-ceiling"
+
+// measureCeiling copies the converged workspace's works and storages, tries a few worker counts
+// on a tenth of them each, and writes all of them with the best.
+func measureCeiling(b *testing.B, ctx context.Context, c client.Client) ceiling {
+	var works workv1.ManifestWorkList
+	if err := c.List(ctx, &works, client.MatchingLabels{hub.WorkspaceLabel: benchWS}); err != nil {
+		b.Fatal(err)
+	}
+	var storages v1alpha1.ClusterOCIStorageList
+	if err := c.List(ctx, &storages, client.InNamespace(benchWS)); err != nil {
+		b.Fatal(err)
+	}
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ceilingNS}}); err != nil {
+		b.Fatal(err)
+	}
+	// One job per cluster: its work, its storage and the storage's status, as the controller writes them.
+	type job struct {
+		work    *workv1.ManifestWork
+		storage *v1alpha1.ClusterOCIStorage
+	}
+	byCluster := map[string]*v1alpha1.ClusterOCIStorage{}
+	for i := range storages.Items {
+		byCluster[storages.Items[i].Name] = &storages.Items[i]
+	}
+	var jobs []job
+	for i := range works.Items {
+		w := &works.Items[i]
+		j := job{work: &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Name: "ceiling-" + w.Name, Namespace: w.Namespace, Annotations: w.Annotations}, Spec: w.Spec}}
+		if s := byCluster[w.Namespace]; s != nil {
+			j.storage = &v1alpha1.ClusterOCIStorage{ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: ceilingNS}, Status: s.Status}
+		}
+		jobs = append(jobs, j)
+	}
+	var written atomic.Int64
+	run := func(jobs []job, workers int) time.Duration {
+		var (
+			wg   sync.WaitGroup
+			next atomic.Int64
+		)
+		start := time.Now()
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := int(next.Add(1)) - 1; i < len(jobs); i = int(next.Add(1)) - 1 {
+					j := jobs[i]
+					if err := c.Create(ctx, j.work.DeepCopy()); err != nil {
+						b.Error(err)
+						return
+					}
+					written.Add(1)
+					if j.storage == nil {
+						continue
+					}
+					s := j.storage.DeepCopy()
+					if err := c.Create(ctx, s); err != nil {
+						b.Error(err)
+						return
+					}
+					s.Status = j.storage.Status
+					if err := c.Status().Update(ctx, s); err != nil {
+						b.Error(err)
+						return
+					}
+					written.Add(2)
+				}
+			}()
+		}
+		wg.Wait()
+		return time.Since(start)
+	}
+	// Tune on a tenth each, then write the rest with the best; the tenths count in the total at
+	// the best rate.
+	tenth := max(1, len(jobs)/10)
+	best, bestRate := 0, 0.0
+	offset := 0
+	for _, n := range []int{16, 64, 256} {
+		if offset+tenth > len(jobs) {
+			break
+		}
+		took := run(jobs[offset:offset+tenth], n)
+		offset += tenth
+		if rate := float64(tenth) / took.Seconds(); rate > bestRate {
+			best, bestRate = n, rate
+		}
+	}
+	written.Store(0)
+	took := run(jobs[offset:], best)
+	rest := len(jobs) - offset
+	total := time.Duration(float64(took) * float64(len(jobs)) / float64(max(1, rest)))
+	if b.Failed() {
+		b.FailNow()
+	}
+	return ceiling{took: total, writes: int(written.Load()) * len(jobs) / max(1, rest), workers: best}
+}
+
+func (c ceiling) String() string {
+	return fmt.Sprintf("ceiling_writes=%d ceiling_workers=%d", c.writes, c.workers)
+}
