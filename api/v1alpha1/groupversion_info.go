@@ -35,6 +35,7 @@ func addKnownTypes(s *runtime.Scheme) error {
 		&FleetSite{}, &FleetSiteList{},
 		&OCIPull{}, &OCIPullList{},
 		&OCIStorageRoute{}, &OCIStorageRouteList{},
+		&RegistryProbe{}, &RegistryProbeList{},
 	)
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
