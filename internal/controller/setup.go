@@ -62,6 +62,9 @@ var Reconcilers = map[string]func(ctrl.Manager, Options) error{
 	"pull-status": func(mgr ctrl.Manager, _ Options) error {
 		return (&PullStatusReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
 	},
+	"probe-status": func(mgr ctrl.Manager, _ Options) error {
+		return (&ProbeStatusReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
+	},
 	"storage-site": func(mgr ctrl.Manager, o Options) error {
 		return (&StorageSiteReconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("fleet-controller-hub"),
 			OrphanAfter: o.OrphanAfter}).SetupWithManager(mgr)

@@ -45,6 +45,7 @@ type pullFleet struct {
 	source, mirror *testbed.Registry
 	clusters       []string              // in the order of pullFleetOptions.clusters
 	agents         map[string]*pullAgent // by cluster
+	probe          probeOptions
 }
 
 // pullAgent is one workload cluster of a pullFleet: its admin client and its agent.
@@ -62,6 +63,9 @@ type pullFleetOptions struct {
 	clusters []string
 	// statusSyncInterval is the work agents' --status-sync-interval; zero means 1 s.
 	statusSyncInterval time.Duration
+	// probe is the agents' connectivity probe (--probe-interval and --probe-timeout); the zero
+	// value turns it off.
+	probe probeOptions
 }
 
 const (
@@ -82,7 +86,7 @@ func startPullFleet(t testing.TB, opts pullFleetOptions) *pullFleet {
 	if opts.statusSyncInterval == 0 {
 		opts.statusSyncInterval = time.Second
 	}
-	p := &pullFleet{t: t, ctx: t.Context(), clusters: opts.clusters, agents: map[string]*pullAgent{}}
+	p := &pullFleet{t: t, ctx: t.Context(), clusters: opts.clusters, agents: map[string]*pullAgent{}, probe: opts.probe}
 	users := map[string]string{"puller": agentPass}
 	p.source = testbed.StartRegistryT(t, testbed.RegistryOptions{Username: "pusher", Password: sourcePush, Users: users})
 	p.mirror = testbed.StartRegistryT(t, testbed.RegistryOptions{Username: "pusher", Password: mirrorPush, Users: users})
@@ -128,7 +132,7 @@ func startPullFleet(t testing.TB, opts pullFleetOptions) *pullFleet {
 		}
 		p.agents[name] = a
 	}
-	runManager(t, p.fleet.Hub, "routing,pull-status")
+	runManager(t, p.fleet.Hub, "routing,pull-status,probe-status")
 	for _, name := range opts.clusters {
 		p.startAgent(name)
 	}
@@ -145,6 +149,7 @@ func (p *pullFleet) startAgent(cluster string) {
 	mgr, err := agent.NewManager(p.fleet.Cluster(cluster).AgentConfig, agent.Options{
 		Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, CacheDir: a.cacheDir,
 		AttemptTimeout: 3 * time.Second, RetryFailed: 2 * time.Second, Backoff: pullBackoff,
+		ProbeInterval: p.probe.interval, ProbeTimeout: p.probe.timeout,
 	})
 	if err != nil {
 		t.Fatal(err)
