@@ -249,6 +249,7 @@ func (p *fleetProvider) DataSources(context.Context) []func() datasource.DataSou
 	return []func() datasource.DataSource{
 		newOCIChainDataSource,
 		newOCIPullStatusDataSource,
+		newOCIRegistryReachabilityDataSource,
 		newOCIRoutingDataSource,
 		newStorageSiteDeploymentDataSource,
 	}
