@@ -66,6 +66,14 @@ type ClusterOCIStorageStatus struct {
 	// +optional
 	PullsOmitted int32 `json:"pullsOmitted,omitempty"`
 
+	// Reachability is each registry of the chain as the cluster's agent last probed it (its
+	// RegistryProbe's feedback): Reachable or a failure class, and when. Empty until the agent
+	// reports.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	Reachability []RegistryReachability `json:"reachability,omitempty"`
+
 	// Conditions: Written when the cluster's chain as routed now is in its ManifestWork (False
 	// with reason LastGoodChainKept when the new chain names a missing registry and the previous
 	// chain stays, WorkTooLarge or DeliveryFailed); Delivered when the cluster's work agent applied

@@ -36,6 +36,7 @@ func addKnownTypes(s *runtime.Scheme) error {
 		&OCIPull{}, &OCIPullList{},
 		&OCIReplication{}, &OCIReplicationList{},
 		&OCIStorageRoute{}, &OCIStorageRouteList{},
+		&RegistryProbe{}, &RegistryProbeList{},
 	)
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil

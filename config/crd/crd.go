@@ -25,9 +25,9 @@ func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	return ParseFS(FS, "ocm/*.yaml", "bases/*.yaml")
 }
 
-// Agent parses the definitions a workload cluster needs for `fleet-controller agent`: OCIPull and FleetRelease.
+// Agent parses the definitions a workload cluster needs for `fleet-controller agent`: OCIPull, FleetRelease and RegistryProbe.
 func Agent() ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	return ParseFS(FS, "bases/fleet.umkim.io_ocipulls.yaml", "bases/fleet.umkim.io_fleetreleases.yaml")
+	return ParseFS(FS, "bases/fleet.umkim.io_ocipulls.yaml", "bases/fleet.umkim.io_fleetreleases.yaml", "bases/fleet.umkim.io_registryprobes.yaml")
 }
 
 // parseFiles parses the definitions in the files of fsys that match patterns, in order.

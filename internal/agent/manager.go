@@ -67,6 +67,14 @@ type Options struct {
 	// (with up to 10% jitter); 0 turns drift checks off. BindFlags defaults it to
 	// DefaultDriftInterval.
 	DriftInterval time.Duration
+	// ProbeInterval is how often every registry of every delivered chain is probed (GET /v2/,
+	// with up to ±10% jitter); 0 turns probes off. BindFlags defaults it to DefaultProbeInterval.
+	ProbeInterval time.Duration
+	// ProbeRefresh bounds how old a probe's probedAt grows while no result changes; 0 means
+	// DefaultProbeRefresh.
+	ProbeRefresh time.Duration
+	// ProbeTimeout bounds one probe of one registry; 0 means puller.DefaultProbeTimeout.
+	ProbeTimeout time.Duration
 }
 
 // DefaultLeaderElectionID is the name of the Lease agents of one cluster elect a leader with.
@@ -90,6 +98,9 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Namespace, "namespace", ocichain.Namespace, "the agent's `namespace`: the only one whose OCIPulls, FleetReleases and Secrets it reads (the hub's ManifestWorks put them in "+ocichain.Namespace+"), and where it creates each workspace's ServiceAccount")
 	fs.StringVar(&o.WorkspaceRole, "workspace-role", DefaultWorkspaceRole, "the `ClusterRole` bound to each workspace's ServiceAccount, which Helm acts as, in the namespaces of its releases")
 	fs.DurationVar(&o.DriftInterval, "drift-interval", DefaultDriftInterval, "how often each deployed Helm release is compared with the cluster's objects, to report the ones changed or deleted there (drift), with up to 10% jitter; 0 turns drift checks off, else at least 1s")
+	fs.DurationVar(&o.ProbeInterval, "probe-interval", DefaultProbeInterval, "how often the agent probes every registry of every delivered chain (GET /v2/ with its credentials and TLS settings), with up to ±10% jitter; results are written when they change and at least every --probe-refresh; 0 turns probes off")
+	fs.DurationVar(&o.ProbeRefresh, "probe-refresh", DefaultProbeRefresh, "how old a probe's probedAt may grow while no registry's result changes before it is written again")
+	fs.DurationVar(&o.ProbeTimeout, "probe-timeout", puller.DefaultProbeTimeout, "how long one probe of one registry may take before the registry counts as Unreachable")
 	fs.DurationVar(&o.Backoff.Max, "backoff-max", puller.DefaultBackoffMax, "longest delay between attempts at a registry that lacks an artifact")
 	fs.DurationVar(&o.ReleaseBackoff.Initial, "release-backoff-initial", DefaultReleaseBackoffInitial, "first delay before a failed Helm release is tried again; doubles per failure of the same generation, chart and values, with jitter")
 	fs.DurationVar(&o.ReleaseBackoff.Max, "release-backoff-max", DefaultReleaseBackoffMax, "longest delay between attempts at a Helm release that keeps failing")
@@ -130,6 +141,9 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if o.ParallelPulls < 0 {
 		return nil, fmt.Errorf("--parallel-pulls %d: give 1 or more", o.ParallelPulls)
 	}
+	if o.ProbeInterval < 0 || o.ProbeRefresh < 0 {
+		return nil, fmt.Errorf("--probe-interval %s, --probe-refresh %s: give 0 (probes off; refresh: the default) or a positive duration", o.ProbeInterval, o.ProbeRefresh)
+	}
 	if o.DriftInterval < 0 || o.DriftInterval > 0 && o.DriftInterval < MinDriftInterval {
 		return nil, fmt.Errorf("--drift-interval %s: give 0 (no drift checks) or at least %s", o.DriftInterval, MinDriftInterval)
 	}
@@ -164,6 +178,15 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	}
 	if err := releases.SetupWithManager(mgr); err != nil {
 		return nil, err
+	}
+	if o.ProbeInterval > 0 {
+		probes := &RegistryProbeReconciler{
+			Client: mgr.GetClient(), Namespace: ns, Interval: o.ProbeInterval, Refresh: o.ProbeRefresh, Timeout: o.ProbeTimeout,
+			IdleTimeout: o.IdleTimeout, UserAgent: o.UserAgent,
+		}
+		if err := probes.SetupWithManager(mgr); err != nil {
+			return nil, err
+		}
 	}
 	return mgr, nil
 }

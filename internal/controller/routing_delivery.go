@@ -13,6 +13,7 @@ import (
 
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
 	"github.com/umkim/terraform-provider-fleet/internal/ocichain"
+	"github.com/umkim/terraform-provider-fleet/internal/probework"
 	"github.com/umkim/terraform-provider-fleet/internal/work"
 )
 
@@ -27,8 +28,8 @@ const componentOCIChain = "oci-chain"
 func WorkName(workspace string) string { return "oci-chain-" + workspace }
 
 // chainWork is the ManifestWork that delivers a chain to a cluster: the fleet-system namespace
-// (left in place when the work is deleted: other workspaces and the agent live there too) and a
-// Secret holding the chain document.
+// (left in place when the work is deleted: other workspaces and the agent live there too), a
+// Secret holding the chain document and the RegistryProbe whose feedback reports reachability.
 func chainWork(workspace, cluster string, chain ocichain.Chain) (*workv1.ManifestWork, error) {
 	doc, err := chain.Marshal()
 	if err != nil {
@@ -46,7 +47,7 @@ func chainWork(workspace, cluster string, chain ocichain.Chain) (*workv1.Manifes
 	if err != nil {
 		return nil, err
 	}
-	return &workv1.ManifestWork{
+	w := &workv1.ManifestWork{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: WorkName(workspace), Namespace: cluster,
 			Labels: map[string]string{hub.ManagedByLabel: ManagedBy, hub.WorkspaceLabel: workspace, hub.ComponentLabel: componentOCIChain},
@@ -58,7 +59,9 @@ func chainWork(workspace, cluster string, chain ocichain.Chain) (*workv1.Manifes
 				SelectivelyOrphan: &workv1.SelectivelyOrphan{OrphaningRules: []workv1.OrphaningRule{{Resource: "namespaces", Name: ocichain.Namespace}}},
 			},
 		},
-	}, nil
+	}
+	// The cluster's agent probes the chain's registries and reports through this object's feedback.
+	return w, probework.Add(w, workspace)
 }
 
 // chainParts are the inputs of a chain work a person can make smaller: the registries' CA
@@ -111,7 +114,8 @@ func specUpToDate(observed, desired *workv1.ManifestWork) bool {
 			return false
 		}
 	}
-	return equality.Semantic.DeepEqual(observed.Spec.DeleteOption, desired.Spec.DeleteOption)
+	return equality.Semantic.DeepEqual(observed.Spec.DeleteOption, desired.Spec.DeleteOption) &&
+		equality.Semantic.DeepEqual(observed.Spec.ManifestConfigs, desired.Spec.ManifestConfigs)
 }
 
 // sameJSON reports whether a and b encode the same JSON value; what does not decode is equal

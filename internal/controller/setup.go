@@ -69,6 +69,9 @@ var Reconcilers = map[string]func(ctrl.Manager, Options) error{
 	"replication": func(mgr ctrl.Manager, o Options) error {
 		return (&ReplicationReconciler{Client: mgr.GetClient(), Window: o.ReplicationWindow}).SetupWithManager(mgr)
 	},
+	"probe-status": func(mgr ctrl.Manager, _ Options) error {
+		return (&ProbeStatusReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
+	},
 	"storage-site": func(mgr ctrl.Manager, o Options) error {
 		return (&StorageSiteReconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("fleet-controller-hub"),
 			OrphanAfter: o.OrphanAfter}).SetupWithManager(mgr)

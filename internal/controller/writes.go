@@ -126,7 +126,7 @@ func applyWork(ctx context.Context, c client.Client, live client.Reader, observe
 	for k, v := range desired.Annotations {
 		annotated = annotated && observed.Annotations[k] == v
 	}
-	if annotated && workUpToDate(observed, desired) && equality.Semantic.DeepEqual(observed.Spec.ManifestConfigs, desired.Spec.ManifestConfigs) {
+	if annotated && workUpToDate(observed, desired) { // feedback rules included
 		return observed, nil
 	}
 	upd := observed.DeepCopy()

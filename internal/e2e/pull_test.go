@@ -46,6 +46,7 @@ type pullFleet struct {
 	clusters       []string              // in the order of pullFleetOptions.clusters
 	agents         map[string]*pullAgent // by cluster
 	agentOptions   map[string][]func(*agent.Options)
+	probe          probeOptions
 }
 
 // pullAgent is one workload cluster of a pullFleet: its admin client and its agent.
@@ -65,6 +66,9 @@ type pullFleetOptions struct {
 	statusSyncInterval time.Duration
 	// agentOptions change the options of a cluster's agent, by cluster.
 	agentOptions map[string][]func(*agent.Options)
+	// probe is the agents' connectivity probe (--probe-interval and --probe-timeout); the zero
+	// value turns it off.
+	probe probeOptions
 }
 
 const (
@@ -85,7 +89,7 @@ func startPullFleet(t testing.TB, opts pullFleetOptions) *pullFleet {
 	if opts.statusSyncInterval == 0 {
 		opts.statusSyncInterval = time.Second
 	}
-	p := &pullFleet{t: t, ctx: t.Context(), clusters: opts.clusters, agents: map[string]*pullAgent{}, agentOptions: opts.agentOptions}
+	p := &pullFleet{t: t, ctx: t.Context(), clusters: opts.clusters, agents: map[string]*pullAgent{}, agentOptions: opts.agentOptions, probe: opts.probe}
 	users := map[string]string{"puller": agentPass}
 	p.source = testbed.StartRegistryT(t, testbed.RegistryOptions{Username: "pusher", Password: sourcePush, Users: users})
 	p.mirror = testbed.StartRegistryT(t, testbed.RegistryOptions{Username: "pusher", Password: mirrorPush, Users: users})
@@ -131,7 +135,7 @@ func startPullFleet(t testing.TB, opts pullFleetOptions) *pullFleet {
 		}
 		p.agents[name] = a
 	}
-	runManager(t, p.fleet.Hub, "routing,pull-status")
+	runManager(t, p.fleet.Hub, "routing,pull-status,probe-status")
 	for _, name := range opts.clusters {
 		p.startAgent(name)
 	}
@@ -148,6 +152,7 @@ func (p *pullFleet) startAgent(cluster string) {
 	o := agent.Options{
 		Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, CacheDir: a.cacheDir,
 		AttemptTimeout: 3 * time.Second, RetryFailed: 2 * time.Second, Backoff: pullBackoff,
+		ProbeInterval: p.probe.interval, ProbeTimeout: p.probe.timeout,
 	}
 	for _, f := range p.agentOptions[cluster] {
 		f(&o)

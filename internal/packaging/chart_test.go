@@ -102,7 +102,7 @@ func TestChartAppliesOnHub(t *testing.T) {
 		}
 		pod := dep.Spec.Template.Spec
 		c := container(t, dep)
-		wantArgs(t, c.Args, "hub", "--controllers=routing,pull-status,replication,sites,cluster-joins,storage-site,apps,app-routes", "--leader-elect=true",
+		wantArgs(t, c.Args, "hub", "--controllers=routing,pull-status,probe-status,replication,sites,cluster-joins,storage-site,apps,app-routes", "--leader-elect=true",
 			"--leader-election-namespace="+namespace, "--metrics-bind-address=:8080",
 			"--health-probe-bind-address=:8081", "--max-concurrent-writes=16", "--gateway-namespace=fleet-system", "--kube-api-qps=500",
 			"--kube-api-burst=1000", "--zap-log-level=info", "--zap-encoder=json")

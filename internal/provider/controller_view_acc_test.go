@@ -90,10 +90,12 @@ data "fleet_oci_routing" "ws" {
 	reg := func(name, reference, role string) knownvalue.Check {
 		return knownvalue.ObjectExact(map[string]knownvalue.Check{
 			"name": knownvalue.StringExact(name), "reference": knownvalue.StringExact(reference), "role": knownvalue.StringExact(role),
+			"reachability": knownvalue.Null(), "probed_at": knownvalue.Null(), // no agent probes here
 		})
 	}
 	gone := func(name string) knownvalue.Check { // a registry whose Secret is not on the hub
-		return knownvalue.ObjectExact(map[string]knownvalue.Check{"name": knownvalue.StringExact(name), "reference": knownvalue.Null(), "role": knownvalue.Null()})
+		return knownvalue.ObjectExact(map[string]knownvalue.Check{"name": knownvalue.StringExact(name), "reference": knownvalue.Null(), "role": knownvalue.Null(),
+			"reachability": knownvalue.Null(), "probed_at": knownvalue.Null()})
 	}
 	mirrorEU, source := reg("mirror-eu", "mirror-eu.example.com/fleet", "mirror"), reg("source", "source.example.com/fleet", "source")
 	chain := func(ds, resolvedBy, route, matchedBy, wait string, delivery knownvalue.Check, registries ...knownvalue.Check) []statecheck.StateCheck {

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/inventory"
 	"github.com/umkim/terraform-provider-fleet/internal/routing"
 )
@@ -51,6 +52,9 @@ type chainRegistry struct {
 	Name      types.String `tfsdk:"name"`
 	Reference types.String `tfsdk:"reference"`
 	Role      types.String `tfsdk:"role"`
+	// Reachability and ProbedAt are the cluster's agent's last probe of the registry.
+	Reachability types.String `tfsdk:"reachability"`
+	ProbedAt     types.String `tfsdk:"probed_at"`
 }
 
 func (d *ociChainDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
@@ -79,6 +83,12 @@ func (d *ociChainDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 						"(`zot.{{ .labels.site }}.stores.internal` is `zot.berlin.stores.internal` for a cluster labelled `site = berlin`); null when the registry does not exist on the hub " +
 						"(for instance, its Secret was deleted after the chain was delivered), or its reference no longer resolves for the cluster (see `unresolved`)."},
 					"role": schema.StringAttribute{Computed: true, MarkdownDescription: "`source` or `mirror`; null when the registry does not exist on the hub."},
+					"reachability": schema.StringAttribute{Computed: true, MarkdownDescription: "Whether the cluster reaches the registry, as its agent's " +
+						"connectivity probe (`GET /v2/` with the agent's credentials and TLS settings) last reported it: `Reachable`, or the failure class " +
+						"`Unauthorized`, `TLS` or `Unreachable`. Null until the agent reports, and when `resolved_by` is `provider`."},
+					"probed_at": schema.StringAttribute{Computed: true, MarkdownDescription: "When the agent last confirmed `reachability` (RFC 3339). " +
+						"The agent probes every `--probe-interval` (2m) but reports only a change at once, and an unchanged result at least every " +
+						"`--probe-refresh` (15m): so `probed_at` is at most that old while the agent runs."},
 				}},
 			},
 			"unresolved": schema.ListNestedAttribute{
@@ -130,6 +140,7 @@ func (d *ociChainDataSource) Read(ctx context.Context, req datasource.ReadReques
 	m.Route, m.MatchedBy, m.ReplicationWait, m.Delivery = types.StringNull(), types.StringNull(), types.StringNull(), types.StringNull()
 	m.ResolvedBy = types.StringValue(resolvedByProvider)
 	var chain []string
+	var reach []v1alpha1.RegistryReachability
 	if st, ok := deliveries(ctx, d.env.Client.Live(), ws, &resp.Diagnostics)[cluster]; ok {
 		m.ResolvedBy = types.StringValue(resolvedByController)
 		m.Delivery = types.StringValue(readyCondition(st.Conditions).Message)
@@ -144,7 +155,7 @@ func (d *ociChainDataSource) Read(ctx context.Context, req datasource.ReadReques
 				m.MatchedBy = types.StringValue(p.String())
 			}
 		}
-		chain = st.Chain
+		chain, reach = st.Chain, st.Reachability
 	} else if res.Matched() {
 		m.Route = types.StringValue(res.Route)
 		m.MatchedBy = types.StringValue(res.MatchedBy.String())
@@ -171,11 +182,18 @@ func (d *ociChainDataSource) Read(ctx context.Context, req datasource.ReadReques
 	}
 	m.Registries = []chainRegistry{}
 	for _, name := range chain {
-		r := chainRegistry{Name: types.StringValue(name), Reference: types.StringNull(), Role: types.StringNull()}
+		r := chainRegistry{Name: types.StringValue(name), Reference: types.StringNull(), Role: types.StringNull(),
+			Reachability: types.StringNull(), ProbedAt: types.StringNull()}
 		if reg, ok := inv.Registries[name]; ok {
 			r.Role = types.StringValue(reg.Role)
 			if ref, ok := resolved[name]; ok {
 				r.Reference = types.StringValue(ref)
+			}
+		}
+		if i := slices.IndexFunc(reach, func(p v1alpha1.RegistryReachability) bool { return p.Registry == name }); i >= 0 {
+			r.Reachability = types.StringValue(reach[i].State)
+			if reach[i].ProbedAt != nil {
+				r.ProbedAt = types.StringValue(reach[i].ProbedAt.UTC().Format(time.RFC3339))
 			}
 		}
 		m.Registries = append(m.Registries, r)

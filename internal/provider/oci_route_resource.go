@@ -493,7 +493,9 @@ func checkOCIRoutePlan(ctx context.Context, c hubresource.PlanCheck[ociRouteMode
 		diags.AddWarning("Route effect not checked", fmt.Sprintf("Route %q has values known only at apply, so its effect on clusters was not computed.", route.Name))
 		return diags
 	}
-	if onHub != nil && reflect.DeepEqual(*onHub, route) {
+	unchanged := onHub != nil && reflect.DeepEqual(*onHub, route)
+	checkFirstRegistryReachable(ctx, c, inv, route, unchanged, &diags)
+	if unchanged {
 		return diags // unchanged: what other routes' changes do to its clusters is reported on them
 	}
 	diags.Append(routeEffect(inv, c.Workspace, fmt.Sprintf("Applying route %q", route.Name), routing.Change{Removed: replaced, Next: &route})...)

@@ -228,6 +228,7 @@ func (p *fleetProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		_, _ = inventory.Load(ctx, l, ws, client.FieldManager()) // a failure is reported by the checks that need it
 		preloadSites(ctx, env, l, ws)
 		preloadApps(ctx, env, l, ws)
+		_ = probeStatuses(ctx, l, ws) // the clusters' reachability, for the first-registry warning
 	}
 	tflog.Debug(ctx, "hub client configured", map[string]any{"host": cfg.Host, "workspace": env.Workspace})
 }
@@ -250,6 +251,7 @@ func (p *fleetProvider) DataSources(context.Context) []func() datasource.DataSou
 		newOCIChainDataSource,
 		newOCIPullStatusDataSource,
 		newOCIReplicationDataSource,
+		newOCIRegistryReachabilityDataSource,
 		newOCIRoutingDataSource,
 		newStorageSiteDeploymentDataSource,
 	}

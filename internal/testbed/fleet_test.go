@@ -411,7 +411,7 @@ func TestSpokeCRDs(t *testing.T) {
 	for _, c := range crds {
 		names = append(names, c.Name)
 	}
-	if want := []string{"appliedmanifestworks.work.open-cluster-management.io", "ocipulls.fleet.umkim.io", "fleetreleases.fleet.umkim.io"}; !slices.Equal(names, want) {
+	if want := []string{"appliedmanifestworks.work.open-cluster-management.io", "ocipulls.fleet.umkim.io", "fleetreleases.fleet.umkim.io", "registryprobes.fleet.umkim.io"}; !slices.Equal(names, want) {
 		t.Fatalf("spoke CRDs %v, want %v: the work agent's and the agent's", names, want)
 	}
 }

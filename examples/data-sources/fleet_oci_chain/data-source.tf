@@ -11,6 +11,9 @@ output "store_chain" {
     route      = data.fleet_oci_chain.store.route
     matched_by = data.fleet_oci_chain.store.matched_by
     registries = [for r in data.fleet_oci_chain.store.registries : r.reference]
+    # Whether the cluster reaches each registry (Reachable, Unauthorized, TLS or Unreachable), as
+    # its agent's connectivity probe last reported; null until it reports.
+    reachability = { for r in data.fleet_oci_chain.store.registries : r.name => r.reachability }
     # "controller": the chain fleet-controller hub delivered to the cluster; "provider": no
     # controller (yet), the provider resolved the routes itself.
     resolved_by = data.fleet_oci_chain.store.resolved_by
