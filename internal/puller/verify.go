@@ -82,49 +82,62 @@ const (
 	notationPolicyVersion = "1.0"
 )
 
-// VerifyProblem is one problem of a Verify: Field names it as the route's verify block does
-// (provider, public_keys[1], certificates[0], trusted_identities[0]).
+// VerifyProblem is one problem of a Verify, on the attribute of the route's verify block Attr
+// (provider, public_keys, certificates, trusted_identities) and, for a list, its element
+// Index (-1 for the attribute as a whole).
 type VerifyProblem struct {
-	Field, Message string
+	Attr    string
+	Index   int
+	Message string
+}
+
+// Field names the problem's attribute as in public_keys[1].
+func (p VerifyProblem) Field() string {
+	if p.Index < 0 {
+		return p.Attr
+	}
+	return fmt.Sprintf("%s[%d]", p.Attr, p.Index)
 }
 
 // Problems checks v: the provider is known, and every key or certificate parses. Plan-time
 // validation and the agent use it alike.
 func (v *Verify) Problems() []VerifyProblem {
 	var ps []VerifyProblem
-	add := func(field, format string, a ...any) { ps = append(ps, VerifyProblem{field, fmt.Sprintf(format, a...)}) }
+	add := func(attr string, i int, format string, a ...any) {
+		ps = append(ps, VerifyProblem{attr, i, fmt.Sprintf(format, a...)})
+	}
 	switch v.Provider {
 	case VerifyCosign:
 		if len(v.PublicKeys) == 0 {
-			add("public_keys", "cosign verification needs at least one public key (PEM, as `cosign generate-key-pair` writes cosign.pub)")
+			add("public_keys", -1, "cosign verification needs at least one public key (PEM, as `cosign generate-key-pair` writes cosign.pub)")
 		}
 		for i, k := range v.PublicKeys {
 			if _, err := parsePublicKey(k); err != nil {
-				add(fmt.Sprintf("public_keys[%d]", i), "%v", err)
+				add("public_keys", i, "%v", err)
 			}
 		}
 		if len(v.Certificates) > 0 || len(v.TrustedIdentities) > 0 {
-			add("provider", "certificates and trusted_identities are notation's; cosign verifies with public_keys")
+			add("provider", -1, "certificates and trusted_identities are notation's; cosign verifies with public_keys")
 		}
 	case VerifyNotation:
 		if len(v.Certificates) == 0 {
-			add("certificates", "notation verification needs at least one trust store certificate (PEM, the root CA of the signing certificates)")
+			add("certificates", -1, "notation verification needs at least one trust store certificate (PEM, the root CA of the signing certificates)")
 		}
 		for i, c := range v.Certificates {
 			if _, err := parseCertificates(c); err != nil {
-				add(fmt.Sprintf("certificates[%d]", i), "%v", err)
+				add("certificates", i, "%v", err)
 			}
 		}
 		if len(v.PublicKeys) > 0 {
-			add("provider", "public_keys are cosign's; notation verifies with certificates")
+			add("provider", -1, "public_keys are cosign's; notation verifies with certificates")
 		}
 		if len(ps) == 0 {
 			if _, err := v.notationVerifier(); err != nil {
-				add("trusted_identities", "%v", err)
+				add("trusted_identities", -1, "%v", err)
 			}
 		}
 	default:
-		add("provider", "must be %q or %q, got %q", VerifyCosign, VerifyNotation, v.Provider)
+		add("provider", -1, "must be %q or %q, got %q", VerifyCosign, VerifyNotation, v.Provider)
 	}
 	return ps
 }
@@ -133,7 +146,7 @@ func (v *Verify) Problems() []VerifyProblem {
 func (v *Verify) Err() error {
 	var msgs []string
 	for _, p := range v.Problems() {
-		msgs = append(msgs, p.Field+": "+p.Message)
+		msgs = append(msgs, p.Field()+": "+p.Message)
 	}
 	if len(msgs) == 0 {
 		return nil

@@ -212,7 +212,7 @@ func TestVerifyProblems(t *testing.T) {
 		{Verify{Provider: VerifyNotation, Certificates: []string{leafPEM}, TrustedIdentities: []string{"nonsense"}}, "trusted_identities", ""},
 	} {
 		ps := tc.v.Problems()
-		if len(ps) == 0 || ps[0].Field != tc.field || !strings.Contains(ps[0].Message, tc.msg) {
+		if len(ps) == 0 || ps[0].Field() != tc.field || !strings.Contains(ps[0].Message, tc.msg) {
 			t.Errorf("%+v: problems %+v, want one on %s saying %q", tc.v, ps, tc.field, tc.msg)
 		}
 		v := tc.v
