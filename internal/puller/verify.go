@@ -294,8 +294,8 @@ func (v cosignVerifier) check(ctx context.Context, repo *remote.Repository, m oc
 		return "", "", err
 	}
 	var manifest ocispec.Manifest
-	if err := json.Unmarshal(raw, &manifest); err != nil {
-		return "", fmt.Sprintf("signature manifest %s is not an image manifest", m.Digest), nil
+	if json.Unmarshal(raw, &manifest) != nil {
+		return "", fmt.Sprintf("signature manifest %s is not an image manifest", m.Digest), nil //nolint:nilerr // a reason to look further, not a registry failure
 	}
 	reason = fmt.Sprintf("signature manifest %s has no simple-signing layer", m.Digest)
 	for i, layer := range manifest.Layers {
