@@ -112,6 +112,13 @@ type OCIPullStatus struct {
 	// +optional
 	LastSuccess *metav1.Time `json:"lastSuccess,omitempty"`
 
+	// Verified names who signed the artifact pulled, when the chain's route verifies
+	// signatures: "cosign key SHA256:<fingerprint>" or "notation x509.subject <subject>
+	// (certificate SHA256:<fingerprint>)".
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Verified string `json:"verified,omitempty"`
+
 	// PulledBytes is how much of the artifact the current or last attempt has received, content
 	// already in the agent's cache counted; updated every few seconds while Pulling.
 	// +optional

@@ -72,6 +72,11 @@ type OCIStorageRouteSpec struct {
 	// +kubebuilder:validation:Pattern=`^\+?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$`
 	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('24h')",message="replicationWait is at most a day (24h)"
 	ReplicationWait string `json:"replicationWait,omitempty"`
+
+	// Verify, when set, makes the route's clusters verify every artifact's signature before
+	// using it; see OCIVerify.
+	// +optional
+	Verify *OCIVerify `json:"verify,omitempty"`
 }
 
 // LabelSelector is a Kubernetes label selector (the JSON shape of metav1.LabelSelector, the same

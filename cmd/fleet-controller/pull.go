@@ -69,6 +69,10 @@ func runPull(args []string, stdout, stderr io.Writer) int {
 			}
 		},
 	}
+	if opts.Verify, err = chainVerify(*chainFile); err != nil {
+		fmt.Fprintln(stderr, "fleet-controller pull:", err)
+		return 2
+	}
 	var bar *progressBar
 	if f, ok := stderr.(*os.File); *progress || ok && term.IsTerminal(int(f.Fd())) {
 		bar = &progressBar{w: stderr, start: time.Now()}

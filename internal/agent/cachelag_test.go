@@ -100,6 +100,7 @@ func TestNoHelmAgainBehindTheCache(t *testing.T) {
 	hook.Store(false)
 	deleteRelease(t, c, rel)
 }
+
 // forceDelete deletes the FleetRelease without waiting for an agent: its finalizer is removed.
 func forceDelete(t *testing.T, c client.Client, rel *v1alpha1.FleetRelease) {
 	var got v1alpha1.FleetRelease

@@ -265,6 +265,7 @@ func pullStatus(status *v1alpha1.OCIPullStatus, pull *v1alpha1.OCIPull, chain oc
 	status.Attempts = int32(min(s.Attempts, 1<<31-1)) //nolint:gosec // bounded
 	status.NextRetry = metaTime(s.NextRetry)
 	status.LastSuccess = metaTime(s.LastSuccess)
+	status.Verified = s.Verified
 	status.Message = s.Message
 	status.Route = chain.Route
 	var failovers []v1alpha1.Failover
@@ -351,6 +352,7 @@ func (r *OCIPullReconciler) puller(oci *puller.Cache, chain ocichain.Chain, onPr
 		OnAttempt:       observeAttempt,
 		OnRead:          func(_ ocispec.Descriptor, n int) { PulledBytes.Add(float64(n)) },
 		OnProgress:      onProgress,
+		Verify:          chain.Verify,
 	})
 }
 

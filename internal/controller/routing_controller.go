@@ -244,7 +244,7 @@ func planWorkspace(ws *workspaceState) workspacePlan {
 		if !res.Matched() {
 			continue
 		}
-		chain := ocichain.Chain{Workspace: ws.name, Route: res.Route, ReplicationWait: cp.wait}
+		chain := ocichain.Chain{Workspace: ws.name, Route: res.Route, ReplicationWait: cp.wait, Verify: routeVerify(ws.routes, res.Route)}
 		for _, name := range res.Registries {
 			if _, ok := ws.registries[name]; !ok {
 				cp.kept = name

@@ -32,6 +32,8 @@ type Chain struct {
 	Route           string            `json:"route,omitempty"`
 	ReplicationWait string            `json:"replicationWait,omitempty"`
 	Registries      []puller.Registry `json:"registries"`
+	// Verify, when set, is the signature every artifact must carry (the route's verify).
+	Verify *puller.Verify `json:"verify,omitempty"`
 }
 
 // Credentials says which credentials a chain entry carries to the clusters.
@@ -83,6 +85,11 @@ func Parse(data []byte) (Chain, error) {
 	}
 	if i := slices.IndexFunc(c.Registries, func(r puller.Registry) bool { return r.Reference == "" }); i >= 0 {
 		return Chain{}, fmt.Errorf("registries[%d] (%q) has no reference", i, c.Registries[i].Name)
+	}
+	if c.Verify != nil {
+		if err := c.Verify.Err(); err != nil {
+			return Chain{}, err
+		}
 	}
 	return c, nil
 }

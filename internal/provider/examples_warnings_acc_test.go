@@ -46,6 +46,7 @@ func TestAccExamplesWarnings(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(w.dir, "stores-ca.pem"), ca.PEM)
+	writeFile(t, filepath.Join(w.dir, "cosign.pub"), testbed.NewCosignKey(t).PublicPEM) // the signed route's key
 	var docs []string
 	for _, glob := range []string{"resources/*/resource.tf", "data-sources/*/data-source.tf", "functions/*/function.tf"} {
 		files, _ := filepath.Glob(filepath.Join(root, "examples", glob))
@@ -59,6 +60,7 @@ func TestAccExamplesWarnings(t *testing.T) {
 	// Only the CLI's own: the check blocks of the data sources' examples read what this plan
 	// creates, so the CLI evaluates them at apply and says so.
 	docsWant := []string{
+		"fleet_oci_route.signed_eu: Route verifies signatures @verify", // the example is about it
 		": Check block assertion known after apply @",
 		": Check block assertion known after apply @",
 		": Check block assertion known after apply @",

@@ -61,6 +61,7 @@ type pullStatusRow struct {
 	Attempts    types.Int64  `tfsdk:"attempts"`
 	NextRetry   types.String `tfsdk:"next_retry"`
 	LastSuccess types.String `tfsdk:"last_success"`
+	Verified    types.String `tfsdk:"verified"`
 	Message     types.String `tfsdk:"message"`
 	Failovers   []failover   `tfsdk:"failovers"`
 	Size        types.Int64  `tfsdk:"size"`
@@ -135,6 +136,8 @@ func (d *ociPullStatusDataSource) Schema(_ context.Context, _ datasource.SchemaR
 						MarkdownDescription: "When the agent next asks `registry` for the artifact (RFC 3339) while `state` is `WaitingForArtifact`, or starts the pull over while it is `Failed`; null in the other states."},
 					"last_success": schema.StringAttribute{Computed: true,
 						MarkdownDescription: "When the agent last pulled the artifact successfully (RFC 3339); null when it never has or `state` is `Unknown`."},
+					"verified": schema.StringAttribute{Computed: true,
+						MarkdownDescription: "Who signed the artifact pulled, when the route verifies signatures (its `verify` block): `cosign key SHA256:<fingerprint>` or `notation x509.subject <subject> (certificate SHA256:<fingerprint>)`; null otherwise or when `state` is `Unknown`."},
 					"message": schema.StringAttribute{Computed: true,
 						MarkdownDescription: "The agent's message about the last attempt, what to read when `state` is not `Pulled`; null when `state` is `Unknown` or the agent gave none."},
 					"size": schema.Int64Attribute{Computed: true,
@@ -143,7 +146,7 @@ func (d *ociPullStatusDataSource) Schema(_ context.Context, _ datasource.SchemaR
 						MarkdownDescription: "When the artifact was made (RFC 3339), from its manifest's `org.opencontainers.image.created` annotation; null when the manifest has none " +
 							"or `state` is not `Pulled`. `fleet_oci_replication` then counts from the first successful pull of the digest the hub observed."},
 					"failovers": schema.ListNestedAttribute{Computed: true,
-						MarkdownDescription: "The registries of the chain this pull gave up on, in order, and why (`reason`: `Unauthorized`, `TLS`, `Unreachable`, `NotFound` after the replication wait, or `IntegrityMismatch`): " +
+						MarkdownDescription: "The registries of the chain this pull gave up on, in order, and why (`reason`: `Unauthorized`, `TLS`, `Unreachable`, `NotFound` after the replication wait, `IntegrityMismatch`, or `Unverified` when the route verifies signatures and the registry has none it trusts): " +
 							"why a later registry served, or why the pull failed. Empty when the first registry served or `state` is `Unknown`. " +
 							"It comes back only from work agents that run with OCM's `RawFeedbackJsonString` feature gate.",
 						NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
@@ -291,7 +294,7 @@ func pullStatusRows(pulls []pullwork.Pull, storages map[string]v1alpha1.ClusterO
 			Work: types.StringValue(p.Cluster + "/" + p.Work), State: types.StringValue(p.State()),
 			Route: types.StringNull(), Chain: []string{},
 			Reason: types.StringNull(), Registry: types.StringNull(), Digest: types.StringNull(), Attempts: types.Int64Null(),
-			NextRetry: types.StringNull(), LastSuccess: types.StringNull(), Message: types.StringNull(), Failovers: []failover{},
+			NextRetry: types.StringNull(), LastSuccess: types.StringNull(), Verified: types.StringNull(), Message: types.StringNull(), Failovers: []failover{},
 			Size: types.Int64Null(), PushedAt: types.StringNull(),
 		}
 		if s, ok := storages[p.Cluster]; ok {
@@ -305,6 +308,7 @@ func pullStatusRows(pulls []pullwork.Pull, storages map[string]v1alpha1.ClusterO
 				r.Size = types.Int64Value(st.Size)
 			}
 			r.PushedAt = rfc3339(st.PushedAt)
+			r.Verified = optionalString(st.Verified)
 			for _, f := range st.Failovers {
 				r.Failovers = append(r.Failovers, failover{Registry: f.Registry, Reason: f.Reason})
 			}

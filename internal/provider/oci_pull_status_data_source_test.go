@@ -43,7 +43,7 @@ func TestPullStatusRows(t *testing.T) {
 		pull("eu", "web-v2", "apps/web", "v2", "", &v1alpha1.OCIPullStatus{State: v1alpha1.OCIPullWaitingForArtifact, Reason: "NotFound", Registry: "mirror",
 			Attempts: 1, NextRetry: at("2026-11-30T10:05:00+01:00")}),
 		pull("eu", "web", "apps/web", "v1", "", &v1alpha1.OCIPullStatus{State: v1alpha1.OCIPullPulled, Registry: "mirror", Digest: "sha256:aaa",
-			Attempts: 1, LastSuccess: at("2026-11-30T09:00:00Z")}),
+			Attempts: 1, LastSuccess: at("2026-11-30T09:00:00Z"), Verified: "cosign key SHA256:00ff"}),
 		pull("eu", "db", "apps/db", "", "sha256:bbb", nil), // no status yet
 		// A status that does not answer the spec asked for now: Unknown, its old values hidden.
 		{Cluster: "eu", Work: "more", Request: pullwork.Request{Name: "cfg", Spec: v1alpha1.OCIPullSpec{Repository: "apps/cfg", Tag: "v3"}},
@@ -139,6 +139,12 @@ func TestPullStatusRows(t *testing.T) {
 		}
 	}
 
+	if got := byKey["eu apps/web:v1"].Verified; got != types.StringValue("cosign key SHA256:00ff") {
+		t.Errorf("eu apps/web:v1 verified = %v, want the agent's cosign key", got)
+	}
+	if got := byKey["us apps/web:v1"].Verified; !got.IsNull() {
+		t.Errorf("us apps/web:v1 verified = %v, want null (nothing verified)", got)
+	}
 	// A pull on a cluster the controller has not reported on: no route, an empty chain.
 	rows, _, _, idle := pullStatusRows(pulls, nil, "us", "")
 	if len(rows) != 1 || !rows[0].Route.IsNull() || rows[0].Chain == nil || len(rows[0].Chain) != 0 || len(idle) != 0 {

@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -41,7 +40,7 @@ func checkPredictedFailover(ctx context.Context, c hubresource.PlanCheck[ociRout
 	}
 	clusters := "the clusters it wins"
 	if names, err := wonBy(route, replaced, inv); err == nil {
-		clusters = fmt.Sprintf("%d cluster(s) it wins (%s)", len(names), listSome(names, 20))
+		clusters = fmt.Sprintf("%d cluster(s) it wins (%s)", len(names), listAtMost(names, 20))
 	}
 	waiting := ""
 	if st.Waiting > 0 {
@@ -53,37 +52,4 @@ func checkPredictedFailover(ctx context.Context, c hubresource.PlanCheck[ociRout
 			"that replicates sooner first (fleet_oci_replication shows the figures).",
 		route.Name, route.ReplicationWait, first, st.P95.Duration, st.P50.Duration, st.Measured, st.Window.Duration, waiting,
 		clusters, first, next, st.P95.Duration))
-}
-
-// wonBy is the clusters of the workspace that route wins once it replaces the hub's routes named
-// replaced, sorted.
-func wonBy(route routing.Route, replaced []string, inv *inventory.Workspace) ([]string, error) {
-	routes := []routing.Route{route}
-	for _, r := range inv.Routes {
-		if !slices.Contains(replaced, r.Name) {
-			routes = append(routes, r)
-		}
-	}
-	router, err := routing.Compile(routes)
-	if err != nil {
-		return nil, err
-	}
-	names := []string{}
-	for _, cl := range inv.Clusters {
-		if router.Resolve(cl).Route == route.Name {
-			names = append(names, cl.Name)
-		}
-	}
-	return names, nil
-}
-
-// listSome is names joined, at most limit of them, or "none".
-func listSome(names []string, limit int) string {
-	if len(names) == 0 {
-		return "none yet"
-	}
-	if len(names) > limit {
-		return strings.Join(names[:limit], ", ") + fmt.Sprintf(" and %d more", len(names)-limit)
-	}
-	return strings.Join(names, ", ")
 }

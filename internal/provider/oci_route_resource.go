@@ -38,6 +38,7 @@ type ociRouteModel struct {
 	ClusterSelectors types.List   `tfsdk:"cluster_selectors"`
 	Registries       types.List   `tfsdk:"registries"`
 	ReplicationWait  types.String `tfsdk:"replication_wait"`
+	Verify           types.Object `tfsdk:"verify"`
 }
 
 var newOCIRouteResource = hubresource.New[ociRouteModel](hubresource.Kind[ociRouteModel]{
@@ -115,6 +116,7 @@ var newOCIRouteResource = hubresource.New[ociRouteModel](hubresource.Kind[ociRou
 			MarkdownDescription: "How long agents retry a registry that lacks an artifact (replication is behind) before moving on, e.g. `10m`; from `0s` to `24h` (a day). Defaults to `0s`.",
 			Validators:          []validator.String{durationValidator{}}, // the day's bound is routing's, checked with the route
 		},
+		"verify": verifyAttribute,
 	},
 	Owned:     []string{"spec"},
 	Validate:  validateOCIRoute,
@@ -259,6 +261,7 @@ func validateOCIRoute(ctx context.Context, m *ociRouteModel) diag.Diagnostics {
 		}
 		diags.AddAttributeError(attrPath(p.Path), "Invalid route", p.Error()+".")
 	}
+	diags.Append(validateRouteVerify(ctx, m)...)
 	return diags
 }
 
@@ -268,7 +271,13 @@ func expandOCIRoute(ctx context.Context, req hubresource.ExpandRequest[ociRouteM
 		diags.AddError("Route not fully known", "A value of the route is still unknown at apply time; this is a bug in the provider.")
 		return nil, diags
 	}
-	return &unstructured.Unstructured{Object: map[string]any{"spec": inventory.RouteSpec(r, req.Plan.ReplicationWait.ValueString())}}, diags
+	spec := inventory.RouteSpec(r, req.Plan.ReplicationWait.ValueString())
+	if v, _, d := verifyOf(ctx, req.Plan.Verify); v != nil {
+		spec["verify"] = verifySpec(v)
+	} else {
+		diags.Append(d...)
+	}
+	return &unstructured.Unstructured{Object: map[string]any{"spec": spec}}, diags
 }
 
 func flattenOCIRoute(ctx context.Context, obj *unstructured.Unstructured, m *ociRouteModel) diag.Diagnostics {
@@ -291,6 +300,7 @@ func flattenOCIRoute(ctx context.Context, obj *unstructured.Unstructured, m *oci
 		}
 		m.ReplicationWait = types.StringValue(written)
 	}
+	diags.Append(flattenRouteVerify(ctx, obj, m)...)
 
 	var priorSelectors []selectorModel
 	if !m.ClusterSelectors.IsNull() && !m.ClusterSelectors.IsUnknown() {
@@ -494,7 +504,8 @@ func checkOCIRoutePlan(ctx context.Context, c hubresource.PlanCheck[ociRouteMode
 		return diags
 	}
 	unchanged := onHub != nil && reflect.DeepEqual(*onHub, route)
-	checkFirstRegistryReachable(ctx, c, inv, route, unchanged, &diags)
+	checkFirstRegistryReachable(ctx, c, inv, route, replaced, &diags)
+	checkRouteVerify(ctx, c, route, known, replaced, inv, &diags)
 	if unchanged {
 		return diags // unchanged: what other routes' changes do to its clusters is reported on them
 	}

@@ -74,7 +74,7 @@ const unreachableSummary = "First registry unreachable"
 // reported data: a cluster that has not reported counts for nothing). It is a warning: which
 // clusters a route wins depends on other routes of the same plan, and the registry's state is the
 // network's, not the configuration's.
-func checkFirstRegistryReachable(ctx context.Context, c hubresource.PlanCheck[ociRouteModel], inv *inventory.Workspace, route routing.Route, unchanged bool, diags *diag.Diagnostics) {
+func checkFirstRegistryReachable(ctx context.Context, c hubresource.PlanCheck[ociRouteModel], inv *inventory.Workspace, route routing.Route, replaced []string, diags *diag.Diagnostics) {
 	if len(route.Registries) == 0 {
 		return
 	}
@@ -82,8 +82,8 @@ func checkFirstRegistryReachable(ctx context.Context, c hubresource.PlanCheck[oc
 	if len(statuses) == 0 {
 		return
 	}
-	won := routeClusters(inv, route, unchanged)
-	if len(won) == 0 {
+	won, err := wonBy(route, replaced, inv)
+	if err != nil || len(won) == 0 {
 		return
 	}
 	first := route.Registries[0]
@@ -110,37 +110,6 @@ func checkFirstRegistryReachable(ctx context.Context, c hubresource.PlanCheck[oc
 	msg += fmt.Sprintf(". Clusters: %s. Reported by their agents' connectivity probes; fix the registry or the clusters' network, "+
 		"or put a registry they reach first.", listAtMost(names, 20))
 	diags.AddAttributeWarning(path.Root("registries").AtListIndex(0), unreachableSummary, msg)
-}
-
-// routeClusters are the clusters route wins once the plan's change applies.
-func routeClusters(inv *inventory.Workspace, route routing.Route, unchanged bool) []string {
-	router, rep, err := inv.Resolve()
-	if err != nil {
-		return nil
-	}
-	var won []string
-	for _, r := range rep.Clusters {
-		if r.Route == route.Name {
-			won = append(won, r.Cluster)
-		}
-	}
-	if unchanged {
-		return won
-	}
-	eff, err := router.Effect(inv.Clusters, rep, routing.Change{Removed: []string{route.Name}, Next: &route})
-	if err != nil {
-		return nil
-	}
-	for _, m := range eff.Moves {
-		switch {
-		case m.To == route.Name && !slices.Contains(won, m.Cluster):
-			won = append(won, m.Cluster)
-		case m.From == route.Name && m.To != route.Name:
-			won = slices.DeleteFunc(won, func(c string) bool { return c == m.Cluster })
-		}
-	}
-	slices.Sort(won)
-	return won
 }
 
 // describeStates says how clusters fail, e.g. "Unreachable from 3" or "Unreachable from 2 and
@@ -185,12 +154,4 @@ func ago(d time.Duration) string {
 		return fmt.Sprintf("%dm", int(d.Minutes()))
 	}
 	return fmt.Sprintf("%dh", int(d.Hours()))
-}
-
-// listAtMost joins names, naming at most limit of them.
-func listAtMost(names []string, limit int) string {
-	if len(names) <= limit {
-		return strings.Join(names, ", ")
-	}
-	return strings.Join(names[:limit], ", ") + fmt.Sprintf(" and %d more", len(names)-limit)
 }

@@ -86,6 +86,8 @@ type routeInput struct {
 	ID        any `json:"id"`
 	Workspace any `json:"workspace"`
 	Timeouts  any `json:"timeouts"`
+	// Verify changes what a cluster accepts, not where it pulls from.
+	Verify any `json:"verify"`
 }
 
 type selectorInput struct {

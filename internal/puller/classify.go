@@ -32,6 +32,8 @@ func Classify(ctx context.Context, err error) (Class, bool) {
 	switch {
 	case errors.Is(err, errAttemptTimeout):
 		return Unreachable, true
+	case errors.Is(err, errUnverified):
+		return Unverified, true
 	case errors.Is(err, content.ErrMismatchedDigest), errors.Is(err, content.ErrTrailingData),
 		errors.Is(err, errIntegrity),
 		isHeaderMismatch(err):

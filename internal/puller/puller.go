@@ -94,6 +94,10 @@ type Options struct {
 	// UserAgent is sent with every request; default "fleet-controller". Give the version, as in
 	// "fleet-controller/1.2.3".
 	UserAgent string
+
+	// Verify, if set, is the signature every artifact must carry at a registry before any of
+	// its content is fetched from it; see Verify.
+	Verify *Verify
 }
 
 // timeout returns d, or def when d is zero; a negative d, no limit, becomes zero.
@@ -112,6 +116,8 @@ type Puller struct {
 	chain []target
 	store *Cache
 	opts  Options
+	// verifier checks signatures when Options.Verify is set.
+	verifier signatureVerifier
 }
 
 // target is a chain entry with its HTTP client, built once.
@@ -158,6 +164,10 @@ func NewWithCache(chain []Registry, cache *Cache, opts Options) (*Puller, error)
 		opts.UserAgent = "fleet-controller"
 	}
 	p := &Puller{opts: opts}
+	var err error
+	if p.verifier, err = newSignatureVerifier(opts.Verify); err != nil {
+		return nil, err
+	}
 	seen := map[string]bool{}
 	roles := false
 	for _, r := range chain {
@@ -294,7 +304,8 @@ func (p *Puller) Step(ctx context.Context, a Artifact, c Cursor) (Cursor, time.D
 	next.Status.Attempts++
 
 	start := p.opts.Clock.Now()
-	dgst, err := p.attemptWithTimeout(ctx, t, a, c.Digest)
+	var verified string
+	dgst, err := p.attemptWithTimeout(withVerified(ctx, &verified), t, a, c.Digest)
 	now := p.opts.Clock.Now()
 	class, ours := Classify(ctx, err)
 	if p.opts.OnAttempt != nil {
@@ -308,7 +319,7 @@ func (p *Puller) Step(ctx context.Context, a Artifact, c Cursor) (Cursor, time.D
 	}
 	next.Digest = dgst
 	if err == nil {
-		next.Status = Status{State: Pulled, Registry: t.Name, Attempts: next.Status.Attempts, LastSuccess: &now}
+		next.Status = Status{State: Pulled, Registry: t.Name, Attempts: next.Status.Attempts, LastSuccess: &now, Verified: verified}
 		next.WaitingSince, next.Done = nil, true
 		return next, 0, nil
 	}
@@ -413,6 +424,9 @@ func (p *Puller) attempt(ctx context.Context, t target, a Artifact, known digest
 		want = root.Digest
 	} else if root.Digest != want {
 		return known, fmt.Errorf("%s resolved %s to %s: %w", t.Name, want, root.Digest, errIntegrity)
+	}
+	if err := p.verify(ctx, repo, root); err != nil {
+		return want, err
 	}
 	dst := p.store.session() // holds what the pull builds on until it is tagged
 	defer dst.release()

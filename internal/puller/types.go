@@ -141,6 +141,9 @@ type Status struct {
 	LastSuccess *time.Time `json:"lastSuccess,omitempty"`
 	// Message is the last attempt's error, for people; it never holds credentials.
 	Message string `json:"message,omitempty"`
+	// Verified names who signed the artifact pulled, when the chain verifies signatures: the
+	// cosign key's fingerprint or notation's signing certificate.
+	Verified string `json:"verified,omitempty"`
 }
 
 // Attempt describes one finished attempt at one registry, for logs and metrics.
@@ -206,6 +209,8 @@ func (c Class) hint() string {
 		return "the artifact has not been replicated to this registry within the replication wait"
 	case IntegrityMismatch:
 		return "the registry served content that does not match its digest; it was discarded"
+	case Unverified:
+		return "the registry has no signature of the artifact by a trusted key: copy the signature with the artifact (oras cp -r, or replicate referrers and the sha256-<digest>.sig tag), or check the route's verify keys"
 	}
 	return ""
 }

@@ -51,6 +51,7 @@ var feedbackPaths = []workv1.JsonPath{
 	{Name: "attempts", Path: ".status.attempts"},
 	{Name: "nextRetry", Path: ".status.nextRetry"},
 	{Name: "lastSuccess", Path: ".status.lastSuccess"},
+	{Name: "verified", Path: ".status.verified"},
 	{Name: "message", Path: ".status.message"},
 	{Name: "route", Path: ".status.route"},
 	{Name: "failoverCount", Path: ".status.failoverCount"},
@@ -215,6 +216,8 @@ func decode(values []workv1.FeedbackValue) (st v1alpha1.OCIPullStatus, echo v1al
 			st.NextRetry = parseTime(s)
 		case "lastSuccess":
 			st.LastSuccess = parseTime(s)
+		case "verified":
+			st.Verified = s
 		case "message":
 			st.Message = s
 		case "route":

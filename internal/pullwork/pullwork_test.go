@@ -28,7 +28,7 @@ func num(name string, v int64) workv1.FeedbackValue {
 func reported(r Request, gen, observed int64, state, registry, lastSuccess string) workv1.ManifestCondition {
 	values := []workv1.FeedbackValue{str("workspace", "ws"), str("repository", r.Spec.Repository), num("generation", gen),
 		num("observedGeneration", observed), str("state", state), str("registry", registry), num("attempts", 2),
-		str("digest", "sha256:abcd"), str("route", "eu"), str("nextRetry", "2026-11-30T10:00:00Z")}
+		str("digest", "sha256:abcd"), str("route", "eu"), str("nextRetry", "2026-11-30T10:00:00Z"), str("verified", "cosign key SHA256:00ff")}
 	if r.Spec.Tag != "" {
 		values = append(values, str("tag", r.Spec.Tag))
 	}
@@ -132,7 +132,7 @@ func TestReadTrustsOnlyCurrentFeedback(t *testing.T) {
 	if len(st.Failovers) != 1 || st.Failovers[0] != (v1alpha1.Failover{Registry: "mirror-eu", Reason: "Unauthorized"}) || st.FailoverCount != 3 {
 		t.Errorf("failovers %+v", st.Failovers)
 	}
-	if st.Registry != "mirror" || st.Digest != "sha256:abcd" || st.Attempts != 2 || st.Route != "eu" ||
+	if st.Registry != "mirror" || st.Digest != "sha256:abcd" || st.Attempts != 2 || st.Route != "eu" || st.Verified != "cosign key SHA256:00ff" ||
 		!st.NextRetry.Time.Equal(time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)) || !st.LastSuccess.Time.Equal(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)) {
 		t.Errorf("decoded status %+v", st)
 	}

@@ -12,6 +12,7 @@ output "web_pulls" {
       digest   = p.digest
       route    = p.route # the route and chain the cluster pulls through
       chain    = p.chain
+      verified = p.verified # who signed it, when the route verifies signatures; else null
     }
   }
 }

@@ -46,3 +46,16 @@ resource "fleet_oci_route" "default" {
   default    = true
   registries = [fleet_oci_registry.harbor_central.name]
 }
+
+# eu-02 uses only artifacts signed with the release key: a registry of the chain that lacks the
+# signature is skipped (Unverified) and the next one serves.
+resource "fleet_oci_route" "signed_eu" {
+  name          = "signed-eu"
+  priority      = 6
+  cluster_names = ["eu-02"]
+  registries = [fleet_oci_registry.harbor_eu.name, fleet_oci_registry.harbor_central.name]
+  verify = {
+    provider    = "cosign"
+    public_keys = [file("${path.module}/cosign.pub")]
+  }
+}
