@@ -32,8 +32,8 @@ func TestSchemesKnowEveryCRD(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := slices.Concat(hub, site)
-	if len(all) != 15 {
-		t.Fatalf("%d definitions, want 15 (11 of ours, 4 site)", len(all))
+	if len(all) != 16 {
+		t.Fatalf("%d definitions, want 16 (12 of ours, 4 site)", len(all))
 	}
 	for _, c := range all {
 		for _, v := range c.Spec.Versions {
