@@ -121,7 +121,8 @@ const (
 //     NotBound), joined by a FleetClusterJoin of the workspace (the one that counts for the
 //     cluster, fleetrules.JoinOf) and bound to an ingress entry of its site. A work of that name
 //     that another object owns is never written: the route is not Ready (NameTaken, naming the
-//     holder).
+//     holder). The route is Published once the cluster's work agent applied the work at its
+//     generation (Delivered, work.Applied); until then it is not Ready (WorkPending).
 //   - hub: the same Ingress (the site's ingress controller serves the host behind the hub), and a
 //     ConfigMap GatewayName(<namespace>, <route>) in the gateway namespace (GatewayNamespace, which
 //     tenants cannot write), labelled fleet.umkim.io/gateway=traefik and annotated with its owner,
