@@ -29,12 +29,14 @@ const (
 
 	// WrittenCondition (positive) is True when what the hub writes for the object is written: for
 	// an OCIStorageRoute, every cluster it wins has the route's chain in its ManifestWork on the
-	// hub; for a ClusterOCIStorage, its cluster has. It says nothing of the cluster: Delivered does.
+	// hub; for a ClusterOCIStorage, its cluster has; for a FleetAppRoute, its work (and in hub
+	// mode its gateway ConfigMap) is. It says nothing of the cluster: Delivered does.
 	WrittenCondition = "Written"
 
 	// DeliveredCondition (positive) is True when the object is applied on its cluster: the work
 	// agent reported the ManifestWork that carries it Applied (and not un-Available) at the work's
-	// current generation. For an OCIStorageRoute, every cluster it wins has applied its chain. It
+	// current generation. For an OCIStorageRoute, every cluster it wins has applied its chain; a
+	// FleetAppRoute has it in site mode only (the Ingress on its app's cluster). It
 	// is False (WorkPending) while a cluster has not applied the current work, and Unknown
 	// (ClusterNotReporting) while a cluster's agent does not report (FleetApp, ClusterOCIStorage;
 	// False for a route, whose message names the clusters).

@@ -92,7 +92,8 @@ type FleetAppRouteStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// URL is the route's public URL once published; empty in mode none.
+	// URL is the route's public URL, set once what serves it is written on the hub (Written);
+	// in site mode Ready says whether the cluster applied it yet. Empty in mode none.
 	// +optional
 	URL string `json:"url,omitempty"`
 
@@ -100,16 +101,20 @@ type FleetAppRouteStatus struct {
 	// +optional
 	Cluster string `json:"cluster,omitempty"`
 
-	// Published names what serves the route: the ManifestWork (<cluster namespace>/<name>) that
-	// carries the Ingress in site mode, or the hub gateway's ConfigMap (<namespace>/<name>, in
-	// the controller's gateway namespace) in hub mode.
+	// Published names what serves the route, once written on the hub: the ManifestWork
+	// (<cluster namespace>/<name>) that carries the Ingress in site mode, or the hub gateway's
+	// ConfigMap (<namespace>/<name>, in the controller's gateway namespace) in hub mode.
 	// +optional
 	Published string `json:"published,omitempty"`
 
-	// Conditions: Ready (the route is published as its mode says; reasons Published,
+	// Conditions: Written (what the route publishes is written on the hub; False with reason
 	// AppNotFound, NotJoined, NoHubGateway, NoIngress, HostTaken, InvalidPath, WildcardHost,
-	// HostOutsideDomain, ConfigMapTaken, NameTaken, NotBound, PublishFailed, Unpublished);
-	// Stalled (True, reason WorkTooLarge) while the route's work is over the work budget.
+	// HostOutsideDomain, ConfigMapTaken, NameTaken, NotBound, WorkTooLarge or PublishFailed);
+	// Delivered, site mode only (the cluster's work agent applied the route's work at its
+	// generation: WorkApplied, else WorkPending naming the cluster and what the agent reported);
+	// Ready (the route is published as its mode says: Published, or Unpublished in mode none;
+	// else the reason of Written, then Delivered); Stalled (True, reason WorkTooLarge) while the
+	// route's work is over the work budget.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -13,6 +13,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -30,6 +31,7 @@ import (
 	"github.com/umkim/terraform-provider-fleet/internal/fleetrules"
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
 	"github.com/umkim/terraform-provider-fleet/internal/kube"
+	"github.com/umkim/terraform-provider-fleet/internal/work"
 )
 
 // +kubebuilder:rbac:groups=fleet.umkim.io,resources=fleetapproutes,verbs=get;list;watch;patch
@@ -119,7 +121,8 @@ const (
 //     NotBound), joined by a FleetClusterJoin of the workspace (the one that counts for the
 //     cluster, fleetrules.JoinOf) and bound to an ingress entry of its site. A work of that name
 //     that another object owns is never written: the route is not Ready (NameTaken, naming the
-//     holder).
+//     holder). The route is Published once the cluster's work agent applied the work at its
+//     generation (Delivered, work.Applied); until then it is not Ready (WorkPending).
 //   - hub: the same Ingress (the site's ingress controller serves the host behind the hub), and a
 //     ConfigMap GatewayName(<namespace>, <route>) in the gateway namespace (GatewayNamespace, which
 //     tenants cannot write), labelled fleet.umkim.io/gateway=traefik and annotated with its owner,
@@ -192,41 +195,63 @@ func (r *AppRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_
 	return ctrl.Result{}, err
 }
 
+// appRouteSummary declares what a route's Ready is derived from: what the route publishes
+// written on the hub, then (site mode) applied on the cluster. Hub mode sets no Delivered: its
+// publication is the gateway's ConfigMap, which the controller writes itself.
+var appRouteSummary = kube.Summary{
+	{Type: v1alpha1.WrittenCondition, Polarity: kube.NormalTrue},
+	{Type: v1alpha1.DeliveredCondition, Polarity: kube.NormalTrue},
+}
+
 // publish publishes route as it asks now and sets route.Status to say so; report says whether
 // the status is an account of the route to write (false when what it needs could not be read).
+// Written says whether what the route publishes is written on the hub (False with the reason
+// it is not: AppNotFound, HostTaken, NameTaken, ...); in site mode Delivered says whether the
+// cluster's work agent applied the route's work at its generation (work.Applied); Ready follows
+// the first of them that is not True, and is True (Published, or Unpublished in mode none)
+// when none is.
 func (r *AppRouteReconciler) publish(ctx context.Context, route *v1alpha1.FleetAppRoute) (bool, error) {
 	pub, reason, msg, err := r.publication(ctx, route)
 	if err != nil {
 		return false, err
 	}
-	st := &route.Status
-	st.ObservedGeneration, st.Cluster, st.URL, st.Published = route.Generation, pub.cluster, "", ""
-	err = r.unpublish(ctx, route, pub)
-	if err == nil && pub.work != nil {
-		var observed workv1.ManifestWork
-		if err = r.Get(ctx, client.ObjectKeyFromObject(pub.work), &observed); client.IgnoreNotFound(err) == nil {
-			_, err = applyWork(ctx, r.Client, r.Reader, &observed, pub.work)
-		}
-		st.Published = pub.work.Namespace + "/" + pub.work.Name
-		if taken, ok := nameTaken(err); ok {
-			st.Published = ""
-			setCondition(&st.Conditions, route.Generation, v1alpha1.ReadyCondition, false, v1alpha1.ReasonNameTaken, taken.Error())
-			return true, kube.Wait(nameTakenRequeue, v1alpha1.ReasonNameTaken, taken)
-		}
+	st, gen := &route.Status, route.Generation
+	st.ObservedGeneration, st.Cluster, st.URL, st.Published = gen, pub.cluster, "", ""
+	meta.RemoveStatusCondition(&st.Conditions, v1alpha1.DeliveredCondition)
+	okReason, okMsg := reason, msg
+	current, err := r.write(ctx, route, pub)
+	taken, isTaken := nameTaken(err)
+	tl := tooLarge(err)
+	switch {
+	case isTaken:
+		reason, msg, err = v1alpha1.ReasonNameTaken, taken.Error(), kube.Wait(nameTakenRequeue, v1alpha1.ReasonNameTaken, taken)
+	case tl != nil: // a stall: nothing was written, and Stalled says why
+		reason, msg, err = v1alpha1.ReasonWorkTooLarge, tl.Error(), kube.Stall(v1alpha1.ReasonWorkTooLarge, tl)
+	case err != nil:
+		reason, msg = reasonPublishFailed, err.Error()
+	case reason == reasonConfigMapTaken: // ConfigMaps are not watched: look again for its removal
+		err = kube.Wait(nameTakenRequeue, reason, errors.New(msg))
 	}
-	if err == nil && pub.configMap != nil {
-		err = r.applyConfigMap(ctx, pub.observed, pub.configMap)
+	written := err == nil && (reason == reasonPublished || reason == reasonUnpublished)
+	switch {
+	case !written:
+		setCondition(&st.Conditions, gen, v1alpha1.WrittenCondition, false, reason, msg)
+	case pub.configMap != nil:
 		st.Published = pub.configMap.Namespace + "/" + pub.configMap.Name
-	}
-	if tl := tooLarge(err); tl != nil { // a stall: nothing was written, and Stalled says why
-		st.Published = ""
-		setCondition(&st.Conditions, route.Generation, v1alpha1.ReadyCondition, false, v1alpha1.ReasonWorkTooLarge, tl.Error())
-		return true, kube.Stall(v1alpha1.ReasonWorkTooLarge, tl)
-	}
-	if err != nil {
-		st.Published = ""
-		setCondition(&st.Conditions, route.Generation, v1alpha1.ReadyCondition, false, reasonPublishFailed, err.Error())
-		return true, err
+		setCondition(&st.Conditions, gen, v1alpha1.WrittenCondition, true, v1alpha1.ReasonWritten,
+			fmt.Sprintf("ManifestWork %s/%s and the gateway's ConfigMap %s are written on the hub", pub.work.Namespace, pub.work.Name, st.Published))
+	case pub.work != nil:
+		st.Published = pub.work.Namespace + "/" + pub.work.Name
+		setCondition(&st.Conditions, gen, v1alpha1.WrittenCondition, true, v1alpha1.ReasonWritten, fmt.Sprintf("ManifestWork %s is written on the hub", st.Published))
+		if applied, why := work.Applied(current); applied {
+			setCondition(&st.Conditions, gen, v1alpha1.DeliveredCondition, true, v1alpha1.ReasonWorkApplied,
+				fmt.Sprintf("ManifestWork %s is applied on cluster %s", st.Published, pub.cluster))
+		} else {
+			setCondition(&st.Conditions, gen, v1alpha1.DeliveredCondition, false, v1alpha1.ReasonWorkPending,
+				fmt.Sprintf("ManifestWork %s is written on the hub, but cluster %s has not applied it yet: %s", st.Published, pub.cluster, why))
+		}
+	default:
+		setCondition(&st.Conditions, gen, v1alpha1.WrittenCondition, true, reason, msg)
 	}
 	if st.Published != "" {
 		scheme := "http"
@@ -235,11 +260,25 @@ func (r *AppRouteReconciler) publish(ctx context.Context, route *v1alpha1.FleetA
 		}
 		st.URL = scheme + "://" + route.Spec.Host + route.Spec.Path
 	}
-	setCondition(&st.Conditions, route.Generation, v1alpha1.ReadyCondition, reason == reasonPublished || reason == reasonUnpublished, reason, msg)
-	if reason == reasonConfigMapTaken { // ConfigMaps are not watched: look again for its removal
-		return true, kube.Wait(nameTakenRequeue, reason, errors.New(msg))
+	appRouteSummary.Ready(&st.Conditions, gen, okReason, okMsg)
+	return true, err
+}
+
+// write deletes what route published that pub does not, then writes pub's work and ConfigMap;
+// it returns the work as the hub now has it (nil when pub has none).
+func (r *AppRouteReconciler) write(ctx context.Context, route *v1alpha1.FleetAppRoute, pub routePublication) (*workv1.ManifestWork, error) {
+	if err := r.unpublish(ctx, route, pub); err != nil || pub.work == nil {
+		return nil, err
 	}
-	return true, nil
+	var observed workv1.ManifestWork
+	if err := r.Get(ctx, client.ObjectKeyFromObject(pub.work), &observed); client.IgnoreNotFound(err) != nil {
+		return nil, err
+	}
+	current, err := applyWork(ctx, r.Client, r.Reader, &observed, pub.work)
+	if err != nil || pub.configMap == nil {
+		return current, err
+	}
+	return current, r.applyConfigMap(ctx, pub.observed, pub.configMap)
 }
 
 // publication is what route should publish now, with the Ready reason and message that say so.
@@ -287,7 +326,7 @@ func (r *AppRouteReconciler) publication(ctx context.Context, route *v1alpha1.Fl
 	if join == nil || join.Namespace != route.Namespace {
 		return pub, v1alpha1.ReasonNotJoined, fmt.Sprintf("no FleetClusterJoin of %s joins cluster %s: join the app's cluster to a site", route.Namespace, app.Spec.Cluster), nil
 	}
-	work, err := routeWork(route, &app)
+	rw, err := routeWork(route, &app)
 	if err != nil {
 		return pub, "", "", err
 	}
@@ -296,7 +335,7 @@ func (r *AppRouteReconciler) publication(ctx context.Context, route *v1alpha1.Fl
 			return pub, reasonNoIngress, fmt.Sprintf("FleetClusterJoin %s binds cluster %s to no ingress entry: set its edge.ingressId, or use mode hub",
 				join.Name, app.Spec.Cluster), nil
 		}
-		pub.work = work
+		pub.work = rw
 		return pub, reasonPublished, fmt.Sprintf("Ingress %s/%s on cluster %s, through ingress entry %q of site %s",
 			app.Spec.Namespace, RouteIngressName(route), app.Spec.Cluster, join.IngressID(), join.Spec.Site), nil
 	}
@@ -339,7 +378,7 @@ func (r *AppRouteReconciler) publication(ctx context.Context, route *v1alpha1.Fl
 	default:
 		pub.observed = &observed
 	}
-	pub.work, pub.configMap = work, cm
+	pub.work, pub.configMap = rw, cm
 	return pub, reasonPublished, fmt.Sprintf("hub gateway (Traefik) forwards to %s, where Ingress %s/%s of cluster %s serves it", address, app.Spec.Namespace, RouteIngressName(route), app.Spec.Cluster), nil
 }
 
@@ -524,8 +563,8 @@ func (r *AppRouteReconciler) applyConfigMap(ctx context.Context, observed, desir
 }
 
 // SetupWithManager registers the reconciler: a route is reconciled on its spec's changes, on
-// those of the routes that claim its host, and on any change of its app, the joins and sites of
-// its namespace.
+// those of the routes that claim its host, on any change of its app, the joins and sites of
+// its namespace, and on its work's status (the agent reporting it applied), spec or deletion.
 func (r *AppRouteReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	ctx := context.Background()
 	idx := mgr.GetFieldIndexer()
@@ -550,6 +589,11 @@ func (r *AppRouteReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&v1alpha1.FleetApp{}, handler.EnqueueRequestsFromMapFunc(r.routesOfApp), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&v1alpha1.FleetClusterJoin{}, handler.EnqueueRequestsFromMapFunc(r.routesOfJoin)).
 		Watches(&v1alpha1.FleetSite{}, handler.EnqueueRequestsFromMapFunc(r.routesOfNamespace), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// A route's work (its owner annotation names the route): the agent's status (Delivered),
+		// a change of its spec by hand, or its deletion; the route's own create wakes it once,
+		// and writes nothing then.
+		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(appOfWork), builder.WithPredicates(component(RouteComponent),
+			predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, statusChanged(func(w *workv1.ManifestWork) any { return &w.Status })))).
 		// The reconciler reads a ManagedCluster from two caches: its labels and annotations from
 		// the metadata one (access, joins), its spec (the client config) from the typed one. The
 		// two informers see a change at different moments, so a reconcile woken by one may read

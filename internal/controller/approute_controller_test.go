@@ -58,6 +58,34 @@ func (v routeView) routeIs(name, statusReason, published, url string, parts ...s
 	})
 }
 
+// applied writes the status of route name's work as OCM's work agent does once it applied the
+// Ingress: Applied and Available True at the work's generation. Call it once the route reports
+// WorkPending, so that the work is the one of the route's generation.
+func (v routeView) applied(name string) {
+	v.t.Helper()
+	v.workStatus(name, func(w *workv1.ManifestWork) []metav1.Condition {
+		return []metav1.Condition{
+			{Type: workv1.WorkApplied, Status: metav1.ConditionTrue, Reason: "AppliedManifestWorkComplete", Message: "Apply manifest work complete", ObservedGeneration: w.Generation},
+			{Type: workv1.WorkAvailable, Status: metav1.ConditionTrue, Reason: "ResourcesAvailable", Message: "All resources are available", ObservedGeneration: w.Generation},
+		}
+	})
+}
+
+// workStatus sets the conditions of route name's work's status to what conds returns for it.
+func (v routeView) workStatus(name string, conds func(*workv1.ManifestWork) []metav1.Condition) {
+	v.t.Helper()
+	w := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: v.cluster, Name: "route." + v.ws + "." + name}}
+	err := retryStatus(v.appView, w, func(w *workv1.ManifestWork) {
+		w.Status.Conditions = nil
+		for _, c := range conds(w) {
+			meta.SetStatusCondition(&w.Status.Conditions, c)
+		}
+	})
+	if err != nil {
+		v.t.Fatal(err)
+	}
+}
+
 // ingress waits until route name's work in the cluster's namespace exists and returns the
 // Ingress it carries.
 func (v routeView) ingress(name string) networkingv1.Ingress {
@@ -123,6 +151,8 @@ func TestRoutes(t *testing.T) {
 			Spec: v1alpha1.FleetClusterJoinSpec{Cluster: cluster, Site: "berlin", Edge: &v1alpha1.ClusterJoinEdge{IngressID: "wan"}}},
 		v.route("web", "web", v1alpha1.RouteSite, "shop.example.com", &v1alpha1.RouteTLS{ACMEIssuer: "letsencrypt"}))
 	work := cluster + "/route." + ws + ".web"
+	v.routeIs("web", "False/WorkPending", work, "https://shop.example.com/", "ManifestWork "+work, "cluster "+cluster)
+	v.applied("web")
 	v.routeIs("web", "True/Published", work, "https://shop.example.com/", `ingress entry "wan"`)
 	var got v1alpha1.FleetAppRoute
 	if err := c.Get(ctx, types.NamespacedName{Namespace: ws, Name: "web"}, &got); err != nil || got.Status.Cluster != cluster {
@@ -198,6 +228,8 @@ func TestRoutes(t *testing.T) {
 
 	// Hub → site removes the ConfigMap and keeps the work.
 	testkit.Update(t, c, route, func(r *v1alpha1.FleetAppRoute) { r.Spec.Mode = v1alpha1.RouteSite })
+	v.routeIs("web", "False/WorkPending", work, "https://shop.apps.example.com/", "cluster "+cluster)
+	v.applied("web")
 	v.routeIs("web", "True/Published", work, "https://shop.apps.example.com/")
 	v.gone(&cm)
 
@@ -227,6 +259,8 @@ func TestRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	v.gone(route)
+	v.routeIs("web-copy", "False/WorkPending", cluster+"/route."+ws+".web-copy", "http://shop.apps.example.com/")
+	v.applied("web-copy")
 	v.routeIs("web-copy", "True/Published", cluster+"/route."+ws+".web-copy", "http://shop.apps.example.com/")
 	v.gone(&workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: "route." + ws + ".web"}})
 	t.Logf("done in %v", time.Since(start))

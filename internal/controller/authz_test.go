@@ -110,7 +110,10 @@ func TestWorkspaceAuthorization(t *testing.T) {
 	cv.joinCondition("j", v1alpha1.JoinedCondition, "True/Labelled")
 	cv.labelsAre(c1, map[string]string{v1alpha1.SiteLabel: "berlin", v1alpha1.CapabilityLabelPrefix + "gpu": "true"}, map[string]string{"team": "retail"})
 	av.work("web", nil)
-	av.routeIs("web", "True/Published", c1+"/"+controller.RouteWorkName(&v1alpha1.FleetAppRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "authz-c", Name: "web"}}), "http://authz.example.com/")
+	routeWork := c1 + "/" + controller.RouteWorkName(&v1alpha1.FleetAppRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "authz-c", Name: "web"}})
+	av.routeIs("web", "False/WorkPending", routeWork, "http://authz.example.com/")
+	av.applied("web")
+	av.routeIs("web", "True/Published", routeWork, "http://authz.example.com/")
 	testkit.Eventually(t, converge, "storage work of authz-c/sd", func() error {
 		return c.Get(ctx, types.NamespacedName{Namespace: c1, Name: storagework.WorkName("authz-c", "sd")}, &storageWork)
 	})

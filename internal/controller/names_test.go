@@ -190,6 +190,8 @@ func TestRouteNamesAreInjective(t *testing.T) {
 			Spec: v1alpha1.FleetClusterJoinSpec{Cluster: cluster, Site: "berlin", Edge: &v1alpha1.ClusterJoinEdge{IngressID: "wan"}}},
 		v.route("web", "web", v1alpha1.RouteSite, "web.names.example.com", nil),
 		v.route("api", "api", v1alpha1.RouteSite, "api.names.example.com", nil))
+	v.routeIs("web", "False/WorkPending", cluster+"/route."+ws+".web", "http://web.names.example.com/")
+	v.applied("web")
 	v.routeIs("web", "True/Published", cluster+"/route."+ws+".web", "http://web.names.example.com/")
 	if ing := v.ingress("web"); ing.Name != "route."+ws+".web" {
 		t.Errorf("ingress %s", ing.Name)

@@ -129,6 +129,8 @@ func TestAppRouteWorksSettleAfterRestart(t *testing.T) {
 		name := fmt.Sprintf("web-%d", i)
 		v.create(v.app(name, "hello"), v.route(name, name, v1alpha1.RouteSite, name+".shop.example.com", &v1alpha1.RouteTLS{ACMEIssuer: "letsencrypt"}))
 		work := cluster + "/route." + ws + "." + name
+		v.routeIs(name, "False/WorkPending", work, "https://"+name+".shop.example.com/", "cluster "+cluster)
+		v.applied(name)
 		v.routeIs(name, "True/Published", work, "https://"+name+".shop.example.com/", `ingress entry "wan"`)
 		works = append(works, &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: "route." + ws + "." + name}})
 	}

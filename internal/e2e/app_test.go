@@ -205,6 +205,11 @@ func TestAppThroughTheFleet(t *testing.T) {
 				if r.Status.ObservedGeneration != r.Generation || c == nil || c.Status != metav1.ConditionTrue || r.Status.URL != url {
 					return fmt.Errorf("observed %d of %d, url %q, Ready %+v", r.Status.ObservedGeneration, r.Generation, r.Status.URL, c)
 				}
+				// Site mode is Ready once the cluster's work agent applied the Ingress's work.
+				if d := meta.FindStatusCondition(r.Status.Conditions, v1alpha1.DeliveredCondition); mode == v1alpha1.RouteSite &&
+					(d == nil || d.Status != metav1.ConditionTrue || d.Reason != v1alpha1.ReasonWorkApplied || d.ObservedGeneration != r.Generation) {
+					return fmt.Errorf("site mode, Delivered %+v", d)
+				}
 				return nil
 			})
 		}
