@@ -650,8 +650,9 @@ func TestAccOCIRoutePlan_listsEachKindOnce(t *testing.T) {
 			t.Fatalf("plan of route %d: want only the warning that its cluster is not in the workspace, got\n%s", i, describeDiags(diags))
 		}
 	}
-	// clusterocistorages: the clusters' reported reachability, for the first-registry warning.
-	want := map[string]int{"clusterocistorages": 1, "ocistorageroutes": 1, "secrets": 1, "managedclustersetbindings": 1, "managedclustersets": 1, "managedclusters": 1}
+	// clusterocistorages: the clusters' reported reachability, for the first-registry warning;
+	// ocireplications: the registries' replication lag, for the predicted-failover warning.
+	want := map[string]int{"clusterocistorages": 1, "ocireplications": 1, "ocistorageroutes": 1, "secrets": 1, "managedclustersetbindings": 1, "managedclustersets": 1, "managedclusters": 1}
 	counter.mu.Lock()
 	defer counter.mu.Unlock()
 	if fmt.Sprint(counter.lists) != fmt.Sprint(want) {

@@ -354,6 +354,8 @@ func (s *scenario) chainChecks(want map[string]chain) []statecheck.StateCheck {
 				"name":      knownvalue.StringExact(r),
 				"reference": knownvalue.StringExact(scenarioRegistries[r][0]),
 				"role":      knownvalue.StringExact(scenarioRegistries[r][1]),
+				// no agent probes in this test bed
+				"reachability": knownvalue.Null(), "probed_at": knownvalue.Null(),
 			}))
 		}
 		checks = append(checks,

@@ -64,6 +64,7 @@ func route(name string, priority int64, registries ...string) ociRouteModel {
 		ClusterSelectors: types.ListNull(selectorType),
 		Registries:       strList(registries...),
 		ReplicationWait:  types.StringValue("0s"),
+		Verify:           types.ObjectNull(verifyType.AttrTypes),
 	}
 }
 

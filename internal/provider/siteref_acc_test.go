@@ -58,7 +58,8 @@ output "offline_hostile" {
 
 	reg := func(name, reference, role string) knownvalue.Check {
 		return knownvalue.ObjectExact(map[string]knownvalue.Check{
-			"name": knownvalue.StringExact(name), "reference": knownvalue.StringExact(reference), "role": knownvalue.StringExact(role)})
+			"name": knownvalue.StringExact(name), "reference": knownvalue.StringExact(reference), "role": knownvalue.StringExact(role),
+			"reachability": knownvalue.Null(), "probed_at": knownvalue.Null()}) // no agent probes here
 	}
 	central := reg("central", "harbor.example.com/fleet", "source")
 	unresolved := func(cluster, reason, why string) knownvalue.Check {
