@@ -505,7 +505,7 @@ const (
 // Transient reports whether err may go away if the same request is sent again in a moment: the
 // hub restarting or overloaded, or the network between dropping a connection. These are a
 // connection refused, reset or aborted, a broken pipe, a connection closed mid-answer (EOF, an
-// HTTP/2 GOAWAY or lost connection), a network timeout, and the API's conflict, 429 (too many
+// HTTP/2 GOAWAY, lost or force-closed connection), a network timeout, and the API's conflict, 429 (too many
 // requests), 500 (internal error, which a proxy's 502 also becomes), 503 (unavailable) and 504 or
 // server timeouts, or any answer asking to be retried later (Retry-After). Everything else (a
 // refused or invalid request, a missing object, a TLS or credential problem, a cancelled
@@ -531,8 +531,14 @@ func Transient(err error) bool {
 	}
 	return utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) ||
 		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE) ||
-		utilnet.IsProbableEOF(err) || utilnet.IsHTTP2ConnectionLost(err) ||
+		utilnet.IsProbableEOF(err) || utilnet.IsHTTP2ConnectionLost(err) || http2ForceClosed(err) ||
 		utilnet.IsTimeout(err) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// http2ForceClosed is x/net/http2's error for a request whose connection the transport closed
+// under it (client-go does so when the connection's health check finds the hub gone).
+func http2ForceClosed(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "http2: client connection force closed")
 }
 
 // Adoptable tells whether current, found on the hub where this client is about to create

@@ -55,6 +55,7 @@ func TestTransient(t *testing.T) {
 		{"unexpected EOF", transportErr(io.ErrUnexpectedEOF), true},
 		{"HTTP/2 GOAWAY", transportErr(errors.New("http2: server sent GOAWAY and closed the connection; LastStreamID=5")), true},
 		{"HTTP/2 connection lost", transportErr(errors.New("http2: client connection lost")), true},
+		{"HTTP/2 connection force closed", transportErr(errors.New("http2: client connection force closed via ClientConn.Close")), true},
 		{"a network timeout", transportErr(timeoutErr{}), true},
 		{"a request timeout", transportErr(fmt.Errorf("net/http: request canceled (Client.Timeout exceeded while awaiting headers): %w", context.DeadlineExceeded)), true},
 		{"429 too many requests", apierrors.NewTooManyRequests("slow down", 1), true},
