@@ -2,46 +2,64 @@ package routing
 
 import (
 	"cmp"
-	"hash/maphash"
 	"math"
-	"math/bits"
 	"slices"
+	"strconv"
+	"strings"
 )
 
 // index finds the earliest route a cluster matches by looking up its name, its groups and the
 // values of the label keys the routes' selectors require, so a cluster tests only selectors that
-// could match it. Each selector is filed under one anchor, a requirement every matching cluster
-// satisfies: a (key, value) pair of an In requirement, else the key of an Exists requirement.
-// Selectors with neither (empty, or only NotIn/DoesNotExist) are tested for every cluster.
+// could match it. Each selector is filed under one anchor, requirements every matching cluster
+// satisfies: the values of all its In requirements together (a compound key: a selector on
+// region=r and tier=t is found by the cluster's (region, tier) values, so a cluster in region r
+// but another tier never tests it), else the key of an Exists requirement. Selectors with
+// neither (empty, or only NotIn/DoesNotExist) are tested for every cluster.
 //
 // A match is ranked by route position, then criterion (names, groups, selectors in order), packed
 // into one int64 so that "earlier" is a single comparison. Every list is in ascending rank.
 type index struct {
 	size       int // number of routes
 	labelKeys  *labelKeys
-	byName     map[string][]int64
-	byGroup    map[string][]int64
-	names      filter     // of byName's keys
-	groups     filter     // of byGroup's keys
-	keys       []keyEntry // the anchor keys, to look up in a cluster's labels
-	byKey      map[string]*keyIndex
+	byName     table[[]int64]  // id 0, one key
+	byGroup    table[[]int64]  // id 0, one key
+	byValue    table[[]selRef] // selectors anchored on In requirements, by anchor id and values
+	anchors    []anchor        // in ascending first rank
 	unanchored []selRef
 }
 
-type keyEntry struct {
-	slot  int   // in labelKeys
-	first int64 // the lowest rank filed under the key
-	idx   *keyIndex
+// anchor is a set of label keys that selectors are filed under.
+type anchor struct {
+	id     int      // of the anchor's lists in byValue
+	slots  []int    // the keys, in labelKeys, ascending; one key for an Exists anchor
+	first  int64    // the lowest rank filed under the anchor
+	exists []selRef // of an Exists anchor: the selectors anchored on its key's existence
 }
 
-type keyIndex struct {
-	values map[string][]selRef // selectors anchored on key=value
-	exists []selRef            // selectors anchored on the key's existence
-}
+// maxAnchorKeys and maxAnchorLists bound an anchor: a selector is filed under at most four of
+// its In requirements, and under at most 64 combinations of their values (the values of one
+// requirement, when it has more); the other requirements are tested after the lookup.
+const (
+	maxAnchorKeys  = 4
+	maxAnchorLists = MaxRequirementValues
+)
 
 type selRef struct {
 	rank int64
 	rest []requirement // the selector's requirements other than its anchor
+}
+
+// indexBuilder collects an index's lists before they are frozen into tables.
+type indexBuilder struct {
+	anchors map[string]int // the anchor's slots, joined → position in index.anchors
+	lists   map[string]*list
+}
+
+// list is one list of byValue in the making: an anchor and one value of each of its keys.
+type list struct {
+	id     int
+	values []string
+	refs   []selRef
 }
 
 const (
@@ -70,63 +88,42 @@ func matchedBy(r int64) MatchedBy {
 }
 
 func newIndex(routes []*compiledRoute, lk *labelKeys) index {
-	x := index{size: len(routes), labelKeys: lk, byName: map[string][]int64{}, byGroup: map[string][]int64{}, byKey: map[string]*keyIndex{}}
+	x := index{size: len(routes), labelKeys: lk}
+	b := indexBuilder{anchors: map[string]int{}, lists: map[string]*list{}}
+	names, groups := map[string][]int64{}, map[string][]int64{}
 	for i, rt := range routes {
 		for _, n := range rt.ClusterNames {
-			x.byName[n] = append(x.byName[n], rank(i, rankName))
+			names[n] = append(names[n], rank(i, rankName))
 		}
 		for _, g := range rt.ClusterGroups {
-			x.byGroup[g] = append(x.byGroup[g], rank(i, rankGroup))
+			groups[g] = append(groups[g], rank(i, rankGroup))
 		}
 		for s, reqs := range rt.selectors {
-			x.add(rank(i, rankSel0+s), reqs)
+			x.add(&b, rank(i, rankSel0+s), reqs)
 		}
 	}
-	for i := range x.keys {
-		k := &x.keys[i]
-		k.first = firstRank(k.idx.exists)
-		for _, refs := range k.idx.values {
-			k.first = min(k.first, firstRank(refs))
-		}
+	for i := range x.anchors {
+		x.anchors[i].first = firstRank(x.anchors[i].exists)
 	}
-	slices.SortFunc(x.keys, func(a, b keyEntry) int { return cmp.Compare(a.first, b.first) })
-	x.names, x.groups = newFilter(x.byName), newFilter(x.byGroup)
+	cells := make([]cell[[]selRef], 0, len(b.lists))
+	for _, l := range b.lists {
+		a := &x.anchors[l.id]
+		a.first = min(a.first, firstRank(l.refs))
+		cells = append(cells, cell[[]selRef]{id: l.id, keys: l.values, val: l.refs})
+	}
+	x.byValue = newTable(cells)
+	slices.SortFunc(x.anchors, func(a, b anchor) int { return cmp.Compare(a.first, b.first) })
+	x.byName, x.byGroup = stringTable(names), stringTable(groups)
 	return x
 }
 
-// filter tells, for most strings not in a set, that they are not, at the cost of one hash and
-// one bit test: most clusters are named by no route and belong to no routed group, and a miss
-// in a map costs a probe of memory that the filter's few hundred bytes spare.
-type filter struct {
-	seed maphash.Seed
-	bits []uint64 // one bit per hash value, a power of two of them; nil for the empty set
-}
-
-// newFilter returns the filter of m's keys, with 32 to 64 bits per key: at most one string in
-// 32 outside the set passes it.
-func newFilter[V any](m map[string]V) filter {
-	if len(m) == 0 {
-		return filter{}
+// stringTable returns the table of m under id 0.
+func stringTable[V any](m map[string]V) table[V] {
+	cells := make([]cell[V], 0, len(m))
+	for k, v := range m {
+		cells = append(cells, cell[V]{keys: []string{k}, val: v})
 	}
-	f := filter{seed: maphash.MakeSeed(), bits: make([]uint64, 1<<bits.Len(uint(len(m)/2)))}
-	for k := range m {
-		h := f.hash(k)
-		f.bits[h>>6] |= 1 << (h & 63)
-	}
-	return f
-}
-
-func (f *filter) hash(s string) uint64 {
-	return maphash.String(f.seed, s) & (uint64(len(f.bits))<<6 - 1)
-}
-
-// mayHave reports false when s is certainly not in the set.
-func (f *filter) mayHave(s string) bool {
-	if f.bits == nil {
-		return false
-	}
-	h := f.hash(s)
-	return f.bits[h>>6]&(1<<(h&63)) != 0
+	return newTable(cells)
 }
 
 func firstRank(refs []selRef) int64 {
@@ -136,52 +133,116 @@ func firstRank(refs []selRef) int64 {
 	return refs[0].rank
 }
 
-// add files a selector under the In requirement whose lists are shortest so far, which spreads
-// selectors over keys with many values; else under an Exists requirement; else unanchored.
-func (x *index) add(r int64, reqs []requirement) {
-	anchor, cost := -1, 0
-	for i, q := range reqs {
+// add files a selector under its In requirements, one per key and those with the fewest values
+// first, as many as the bounds allow; else under an Exists requirement; else unanchored.
+func (x *index) add(b *indexBuilder, r int64, reqs []requirement) {
+	var in []int // positions in reqs of the anchor's requirements
+	exists, lists := -1, 1
+	for _, i := range fewestValuesFirst(reqs) {
+		q := &reqs[i]
 		switch {
-		case q.op == In:
-			if c := x.cost(q); anchor < 0 || reqs[anchor].op != In || c < cost {
-				anchor, cost = i, c
-			}
-		case q.op == Exists && anchor < 0:
-			anchor = i
+		case q.op == In && len(in) < maxAnchorKeys && (len(in) == 0 || lists*len(q.values) <= maxAnchorLists) &&
+			!slices.ContainsFunc(in, func(j int) bool { return reqs[j].slot == q.slot }):
+			in = append(in, i)
+			lists *= len(q.values)
+		case q.op == Exists && exists < 0:
+			exists = i
 		}
 	}
-	if anchor < 0 {
+	if len(in) == 0 && exists < 0 {
 		x.unanchored = append(x.unanchored, selRef{r, reqs})
 		return
 	}
-	q := reqs[anchor]
-	ref := selRef{r, append(reqs[:anchor:anchor], reqs[anchor+1:]...)}
-	ki := x.byKey[q.key]
-	if ki == nil {
-		ki = &keyIndex{values: map[string][]selRef{}}
-		x.byKey[q.key] = ki
-		x.keys = append(x.keys, keyEntry{slot: q.slot, idx: ki})
+	if len(in) == 0 {
+		in = []int{exists}
 	}
-	if q.op == Exists {
-		ki.exists = append(ki.exists, ref)
+	slices.SortFunc(in, func(i, j int) int { return cmp.Compare(reqs[i].slot, reqs[j].slot) })
+	ref := selRef{rank: r}
+	for i := range reqs {
+		if !slices.Contains(in, i) {
+			ref.rest = append(ref.rest, reqs[i])
+		}
+	}
+	slots := make([]int, len(in))
+	for j, i := range in {
+		slots[j] = reqs[i].slot
+	}
+	id := b.anchor(x, slots, reqs[in[0]].op == Exists)
+	if reqs[in[0]].op == Exists {
+		x.anchors[id].exists = append(x.anchors[id].exists, ref)
 		return
 	}
-	for _, v := range q.values {
-		ki.values[v] = append(ki.values[v], ref)
+	// One list per combination of the requirements' values.
+	values := make([]string, len(in))
+	var file func(j int)
+	file = func(j int) {
+		if j == len(in) {
+			b.list(id, values).refs = append(b.list(id, values).refs, ref)
+			return
+		}
+		for _, v := range reqs[in[j]].values {
+			values[j] = v
+			file(j + 1)
+		}
 	}
+	file(0)
 }
 
-// cost is the length of the longest list an In requirement's selector would join.
-func (x *index) cost(q requirement) int {
-	ki := x.byKey[q.key]
-	if ki == nil {
-		return 0
+// fewestValuesFirst returns the positions of reqs, those with fewer values first.
+func fewestValuesFirst(reqs []requirement) []int {
+	order := make([]int, len(reqs))
+	for i := range order {
+		order[i] = i
 	}
-	longest := 0
-	for _, v := range q.values {
-		longest = max(longest, len(ki.values[v]))
+	slices.SortStableFunc(order, func(i, j int) int { return cmp.Compare(len(reqs[i].values), len(reqs[j].values)) })
+	return order
+}
+
+// anchor returns the id of the anchor on slots (on the existence of its one key, when exists),
+// adding it if new.
+func (b *indexBuilder) anchor(x *index, slots []int, exists bool) int {
+	var name strings.Builder
+	if exists {
+		name.WriteString("exists:")
 	}
-	return longest
+	for _, s := range slots {
+		name.WriteString(strconv.Itoa(s) + ",")
+	}
+	id, ok := b.anchors[name.String()]
+	if !ok {
+		id = len(x.anchors)
+		b.anchors[name.String()] = id
+		x.anchors = append(x.anchors, anchor{id: id, slots: slots})
+	}
+	return id
+}
+
+// list returns the list of anchor id for values, adding it if new.
+func (b *indexBuilder) list(id int, values []string) *list {
+	name := strconv.Itoa(id)
+	for _, v := range values {
+		name += "," + strconv.Itoa(len(v)) + ":" + v
+	}
+	l := b.lists[name]
+	if l == nil {
+		l = &list{id: id, values: slices.Clone(values)}
+		b.lists[name] = l
+	}
+	return l
+}
+
+// lookup returns the list of anchor a (not an Exists anchor) that matches labels, if any.
+func (x *index) lookup(a *anchor, labels *labelReader) []selRef {
+	var values [maxAnchorKeys]string
+	for j, s := range a.slots {
+		l := labels.get(s)
+		if !l.ok {
+			return nil
+		}
+		values[j] = l.value
+	}
+	refs, _ := x.byValue.get(a.id, values[:len(a.slots)]...)
+	return refs
 }
 
 // none is the rank that no match reaches.
@@ -202,23 +263,31 @@ func (x *index) firstExcept(c Cluster, skip func(position int) bool) int64 {
 		}
 		return x.none()
 	}
-	if x.names.mayHave(c.Name) {
-		best = min(best, kept(x.byName[c.Name]))
-	}
-	for _, g := range c.Groups {
-		if x.groups.mayHave(g) {
-			best = min(best, kept(x.byGroup[g]))
-		}
-	}
 	var buf [16]label
 	labels := x.labelKeys.reader(c.Labels, buf[:])
-	for _, k := range x.keys { // in ascending first rank
-		if k.first >= best {
+	if len(x.anchors) > 0 {
+		// Read the first anchor's first label now: reading the cluster's labels waits on memory,
+		// and this lets that wait overlap with the name and group lookups.
+		labels.get(x.anchors[0].slots[0])
+	}
+	if rs, ok := x.byName.get(0, c.Name); ok {
+		best = min(best, kept(rs))
+	}
+	for _, g := range c.Groups {
+		if rs, ok := x.byGroup.get(0, g); ok {
+			best = min(best, kept(rs))
+		}
+	}
+	for i := range x.anchors { // in ascending first rank
+		a := &x.anchors[i]
+		if a.first >= best {
 			break
 		}
-		if l := labels.get(k.slot); l.ok {
-			best = firstIn(k.idx.values[l.value], &labels, best, skip)
-			best = firstIn(k.idx.exists, &labels, best, skip)
+		switch {
+		case a.exists == nil:
+			best = firstIn(x.lookup(a, &labels), &labels, best, skip)
+		case labels.get(a.slots[0]).ok:
+			best = firstIn(a.exists, &labels, best, skip)
 		}
 	}
 	return firstIn(x.unanchored, &labels, best, skip)
@@ -247,11 +316,13 @@ func (x *index) each(c Cluster, seen []int, stamp int, visit func(int)) {
 			visit(i)
 		}
 	}
-	for _, r := range x.byName[c.Name] {
+	names, _ := x.byName.get(0, c.Name)
+	for _, r := range names {
 		mark(r)
 	}
 	for _, g := range c.Groups {
-		for _, r := range x.byGroup[g] {
+		groups, _ := x.byGroup.get(0, g)
+		for _, r := range groups {
 			mark(r)
 		}
 	}
@@ -264,10 +335,13 @@ func (x *index) each(c Cluster, seen []int, stamp int, visit func(int)) {
 			}
 		}
 	}
-	for _, k := range x.keys {
-		if l := labels.get(k.slot); l.ok {
-			all(k.idx.values[l.value])
-			all(k.idx.exists)
+	for i := range x.anchors {
+		a := &x.anchors[i]
+		switch {
+		case a.exists == nil:
+			all(x.lookup(a, &labels))
+		case labels.get(a.slots[0]).ok:
+			all(a.exists)
 		}
 	}
 	all(x.unanchored)
