@@ -24,34 +24,10 @@ import (
 // not bring it back. Route eu names it again: it comes back. Route eu is deleted (eu-01 falls to
 // route shadowed, source only): it goes again.
 func TestReplicationLeavesChains(t *testing.T) {
-	const ws, sa, ns = "replication-gone-ws", "fleet-controller-replication-gone", "kube-system"
-	h, c, v := seededWorkspace(t, ws)
-	cfg := roleConfig(t, h, c, "replication-gone-test-fleet-controller-hub", sa, ns)
-	mgr, err := controller.NewHubManager(cfg, controller.HubOptions{
-		Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, Controllers: "routing,replication", QPS: 500, Burst: 1000,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	testkit.Run(t, mgr)
-	v.converged()
-
+	const ws = "replication-gone-ws"
+	c, v := replicationHub(t, ws, 0)
 	pushed := time.Now().Truncate(time.Second)
-	report := func(cluster, registry string) {
-		t.Helper()
-		var storage v1alpha1.ClusterOCIStorage
-		if err := c.Get(t.Context(), types.NamespacedName{Namespace: ws, Name: cluster}, &storage); err != nil {
-			t.Fatal(err)
-		}
-		patch := client.MergeFrom(storage.DeepCopy())
-		storage.Status.Pulls = []v1alpha1.ClusterPull{{Work: "pull-web", Name: "web", State: "Pulled",
-			Pull: v1alpha1.OCIPullSpec{Workspace: ws, Repository: "apps/web", Tag: "v1"},
-			Status: &v1alpha1.OCIPullStatus{State: v1alpha1.OCIPullPulled, Registry: registry, Digest: "sha256:0123",
-				LastSuccess: &metav1.Time{Time: pushed.Add(2 * time.Second)}, PushedAt: &metav1.Time{Time: pushed}, Size: 1234}}}
-		if err := c.Status().Patch(t.Context(), &storage, patch); err != nil {
-			t.Fatal(err)
-		}
-	}
+	report := func(cluster, registry string) { t.Helper(); reportPull(t, c, ws, cluster, registry, pushed) }
 	get := func(name string) (*v1alpha1.OCIReplication, error) {
 		var r v1alpha1.OCIReplication
 		return &r, c.Get(t.Context(), types.NamespacedName{Namespace: ws, Name: name}, &r)
@@ -110,5 +86,42 @@ func TestReplicationLeavesChains(t *testing.T) {
 	gone("mirror-eu")
 	if _, err := get("legacy"); err != nil {
 		t.Fatalf("legacy's OCIReplication: %v", err)
+	}
+}
+
+// replicationHub seeds workspace ws and runs the routing and replication reconcilers (with
+// window; 0 for the default) as a ServiceAccount that holds only the generated ClusterRole,
+// until their routes converge.
+func replicationHub(t *testing.T, ws string, window time.Duration) (client.Client, hubView) {
+	t.Helper()
+	h, c, v := seededWorkspace(t, ws)
+	cfg := roleConfig(t, h, c, ws+"-fleet-controller-hub", "fleet-controller-"+ws, "kube-system")
+	mgr, err := controller.NewHubManager(cfg, controller.HubOptions{
+		Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, Controllers: "routing,replication", QPS: 500, Burst: 1000,
+		Options: controller.Options{ReplicationWindow: window},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.Run(t, mgr)
+	v.converged()
+	return c, v
+}
+
+// reportPull lists on cluster's ClusterOCIStorage, as the pull-status reconciler would, one pull
+// of apps/web:v1 Pulled from registry 2 s after the artifact's pushed-at.
+func reportPull(t *testing.T, c client.Client, ws, cluster, registry string, pushed time.Time) {
+	t.Helper()
+	var storage v1alpha1.ClusterOCIStorage
+	if err := c.Get(t.Context(), types.NamespacedName{Namespace: ws, Name: cluster}, &storage); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(storage.DeepCopy())
+	storage.Status.Pulls = []v1alpha1.ClusterPull{{Work: "pull-web", Name: "web", State: "Pulled",
+		Pull: v1alpha1.OCIPullSpec{Workspace: ws, Repository: "apps/web", Tag: "v1"},
+		Status: &v1alpha1.OCIPullStatus{State: v1alpha1.OCIPullPulled, Registry: registry, Digest: "sha256:0123",
+			LastSuccess: &metav1.Time{Time: pushed.Add(2 * time.Second)}, PushedAt: &metav1.Time{Time: pushed}, Size: 1234}}}
+	if err := c.Status().Patch(t.Context(), &storage, patch); err != nil {
+		t.Fatal(err)
 	}
 }
