@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"flag"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+	"k8s.io/client-go/rest"
 
 	"github.com/umkim/terraform-provider-fleet/internal/ocichain"
 	"github.com/umkim/terraform-provider-fleet/internal/puller"
@@ -98,4 +100,22 @@ func probeCount(t *testing.T, result string) float64 {
 		t.Fatal(err)
 	}
 	return m.GetCounter().GetValue()
+}
+
+// TestProbeConcurrencyFlag: --probe-concurrency defaults to today's 4, is what the probe
+// reconciler gets, and a negative value is refused naming the flag before anything starts.
+func TestProbeConcurrencyFlag(t *testing.T) {
+	var o Options
+	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
+	o.BindFlags(fs)
+	if o.ProbeConcurrency != DefaultParallelProbes || DefaultParallelProbes != 4 {
+		t.Errorf("--probe-concurrency defaults to %d (DefaultParallelProbes %d), want 4", o.ProbeConcurrency, DefaultParallelProbes)
+	}
+	if err := fs.Parse([]string{"--probe-concurrency=9"}); err != nil || o.ProbeConcurrency != 9 {
+		t.Errorf("--probe-concurrency=9 parsed to %d (%v)", o.ProbeConcurrency, err)
+	}
+	o.CacheDir, o.ProbeConcurrency = t.TempDir(), -1
+	if _, err := NewManager(&rest.Config{}, o); err == nil || !strings.Contains(err.Error(), "--probe-concurrency -1: give 1 or more") {
+		t.Errorf("--probe-concurrency=-1: %v, want it refused naming the flag", err)
+	}
 }
