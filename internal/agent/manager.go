@@ -73,6 +73,9 @@ type Options struct {
 	// ProbeRefresh bounds how old a probe's probedAt grows while no result changes; 0 means
 	// DefaultProbeRefresh.
 	ProbeRefresh time.Duration
+	// ProbeConcurrency is how many registries of one chain are probed at once; 0 means
+	// DefaultParallelProbes.
+	ProbeConcurrency int
 	// ProbeTimeout bounds one probe of one registry; 0 means puller.DefaultProbeTimeout.
 	ProbeTimeout time.Duration
 }
@@ -100,6 +103,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.DriftInterval, "drift-interval", DefaultDriftInterval, "how often each deployed Helm release is compared with the cluster's objects, to report the ones changed or deleted there (drift), with up to 10% jitter; 0 turns drift checks off, else at least 1s")
 	fs.DurationVar(&o.ProbeInterval, "probe-interval", DefaultProbeInterval, "how often the agent probes every registry of every delivered chain (GET /v2/ with its credentials and TLS settings), with up to ±10% jitter; results are written when they change and at least every --probe-refresh; 0 turns probes off")
 	fs.DurationVar(&o.ProbeRefresh, "probe-refresh", DefaultProbeRefresh, "how old a probe's probedAt may grow while no registry's result changes before it is written again")
+	fs.IntVar(&o.ProbeConcurrency, "probe-concurrency", DefaultParallelProbes, "how many registries of one chain are probed at once, so that registries that do not answer hold back the others' probes by no more than --probe-timeout")
 	fs.DurationVar(&o.ProbeTimeout, "probe-timeout", puller.DefaultProbeTimeout, "how long one probe of one registry may take before the registry counts as Unreachable")
 	fs.DurationVar(&o.Backoff.Max, "backoff-max", puller.DefaultBackoffMax, "longest delay between attempts at a registry that lacks an artifact")
 	fs.DurationVar(&o.ReleaseBackoff.Initial, "release-backoff-initial", DefaultReleaseBackoffInitial, "first delay before a failed Helm release is tried again; doubles per failure of the same generation, chart and values, with jitter")
@@ -140,6 +144,9 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	}
 	if o.ParallelPulls < 0 {
 		return nil, fmt.Errorf("--parallel-pulls %d: give 1 or more", o.ParallelPulls)
+	}
+	if o.ProbeConcurrency < 0 {
+		return nil, fmt.Errorf("--probe-concurrency %d: give 1 or more", o.ProbeConcurrency)
 	}
 	if o.ProbeInterval < 0 || o.ProbeRefresh < 0 {
 		return nil, fmt.Errorf("--probe-interval %s, --probe-refresh %s: give 0 (probes off; refresh: the default) or a positive duration", o.ProbeInterval, o.ProbeRefresh)
@@ -182,7 +189,7 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if o.ProbeInterval > 0 {
 		probes := &RegistryProbeReconciler{
 			Client: mgr.GetClient(), Namespace: ns, Interval: o.ProbeInterval, Refresh: o.ProbeRefresh, Timeout: o.ProbeTimeout,
-			IdleTimeout: o.IdleTimeout, UserAgent: o.UserAgent,
+			IdleTimeout: o.IdleTimeout, UserAgent: o.UserAgent, Parallel: o.ProbeConcurrency,
 		}
 		if err := probes.SetupWithManager(mgr); err != nil {
 			return nil, err

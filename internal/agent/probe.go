@@ -36,7 +36,8 @@ const (
 	// DefaultProbeRefresh is how old a probe's probedAt may grow while no result changes
 	// before the agent writes it again; a change is written at once.
 	DefaultProbeRefresh = 15 * time.Minute
-	// DefaultParallelProbes is how many registries of one chain are probed at once.
+	// DefaultParallelProbes is how many registries of one chain are probed at once
+	// (--probe-concurrency).
 	DefaultParallelProbes = 4
 	// maxProbeMessage bounds a result's message (the CRD's maxLength).
 	maxProbeMessage = 512
@@ -107,7 +108,11 @@ func (r *RegistryProbeReconciler) probeChain(ctx context.Context, chain ocichain
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			start := time.Now()
 			results[i], errs[i] = puller.Probe(ctx, reg, r.Timeout, puller.Options{IdleTimeout: r.IdleTimeout, UserAgent: r.UserAgent})
+			if errs[i] == nil {
+				observeProbe(results[i], time.Since(start))
+			}
 		}()
 	}
 	wg.Wait()
@@ -126,10 +131,8 @@ func probeStatus(gen int64, current v1alpha1.RegistryProbeStatus, results []pull
 	out := v1alpha1.RegistryProbeStatus{ObservedGeneration: gen, ProbedAt: current.ProbedAt}
 	names := make([]string, 0, len(results))
 	for _, res := range results {
-		state := v1alpha1.Reachable
-		msg := ""
+		state, msg := probeResult(res), ""
 		if res.Class != "" {
-			state = string(res.Class)
 			msg = truncate(res.Err.Error(), maxProbeMessage)
 		}
 		entry := v1alpha1.RegistryProbeResult{Registry: res.Registry, State: state, Since: &at, Message: msg}

@@ -24,7 +24,7 @@ import (
 )
 
 // +kubebuilder:rbac:groups=fleet.umkim.io,resources=clusterocistorages,verbs=get;list;watch
-// +kubebuilder:rbac:groups=fleet.umkim.io,resources=ocireplications,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=fleet.umkim.io,resources=ocireplications,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=fleet.umkim.io,resources=ocireplications/status,verbs=get;update;patch
 
 // kindReplication is OCIReplication, for the writes metric.
@@ -37,7 +37,12 @@ const kindReplication = "ocireplication"
 //
 // An OCIReplication is created once a cluster asked its registry for an artifact, and its status
 // keeps the first times it observed, so that it writes nothing while the reports stay the same;
-// it is written again when an artifact leaves the window, without a report.
+// it is written again when an artifact leaves the window, without a report. It is deleted when
+// its registry is in no cluster's chain of the workspace any more (the routes stopped naming it,
+// or were deleted, or no cluster matches them), and only created while the registry is in one.
+// A registry Secret deleted while a route still names it stays in the chains delivered before
+// (the routing reconciler keeps the last good chain), so clusters still pull through it and its
+// OCIReplication stays until the route stops naming it.
 type ReplicationReconciler struct {
 	client.Client
 	// Window is how far back pushed artifacts count; 0 means replication.DefaultWindow.
@@ -59,7 +64,8 @@ func (r *ReplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	pulls := replicationPulls(storages.Items)
 	existing := map[string]*v1alpha1.OCIReplication{}
-	registries := replication.Registries(pulls)
+	inChain := chainRegistries(storages.Items)
+	registries := slices.DeleteFunc(replication.Registries(pulls), func(reg string) bool { return !inChain[reg] })
 	for i := range reps.Items {
 		existing[reps.Items[i].Name] = &reps.Items[i]
 		registries = append(registries, reps.Items[i].Name)
@@ -74,6 +80,10 @@ func (r *ReplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	var errs []error
 	for _, reg := range slices.Compact(registries) {
 		obj := existing[reg]
+		if !inChain[reg] {
+			errs = append(errs, r.deleteReplication(ctx, obj))
+			continue
+		}
 		var prev v1alpha1.OCIReplicationStatus
 		if obj != nil {
 			prev = obj.Status
@@ -121,6 +131,23 @@ func replicationPulls(storages []v1alpha1.ClusterOCIStorage) []replication.Pull 
 	return pulls
 }
 
+// chainRegistries are the registries in some chain of storages.
+func chainRegistries(storages []v1alpha1.ClusterOCIStorage) map[string]bool {
+	in := map[string]bool{}
+	for i := range storages {
+		for _, reg := range storages[i].Status.Chain {
+			in[reg] = true
+		}
+	}
+	return in
+}
+
+// deleteReplication deletes obj, the one read (a newer one of the same name is left alone).
+func (r *ReplicationReconciler) deleteReplication(ctx context.Context, obj *v1alpha1.OCIReplication) error {
+	Writes.WithLabelValues(kindReplication, verbDelete).Inc()
+	return client.IgnoreNotFound(r.Delete(ctx, obj, client.Preconditions{UID: &obj.UID}))
+}
+
 func cmp0(d, def time.Duration) time.Duration {
 	if d <= 0 {
 		return def
@@ -129,7 +156,7 @@ func cmp0(d, def time.Duration) time.Duration {
 }
 
 // SetupWithManager registers the reconciler: a workspace is measured whenever one of its
-// ClusterOCIStorages changes (their pulls come with their status) and when one of its
+// ClusterOCIStorages changes (their pulls and chains come with their status) and when one of its
 // OCIReplications is deleted or resynced.
 func (r *ReplicationReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	toWorkspace := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []ctrl.Request {

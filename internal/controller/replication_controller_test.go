@@ -5,13 +5,10 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
-	"github.com/umkim/terraform-provider-fleet/internal/controller"
-	"github.com/umkim/terraform-provider-fleet/internal/manager"
 	"github.com/umkim/terraform-provider-fleet/internal/testkit"
 )
 
@@ -22,32 +19,10 @@ import (
 // the artifact leaves the window when its pushed-at is 10 s old and the figures go, written once;
 // then nothing is written.
 func TestReplicationWindow(t *testing.T) {
-	const ws, sa, ns = "replication-ws", "fleet-controller-replication", "kube-system"
-	h, c, v := seededWorkspace(t, ws)
-	cfg := roleConfig(t, h, c, "replication-test-fleet-controller-hub", sa, ns)
-	mgr, err := controller.NewHubManager(cfg, controller.HubOptions{
-		Manager: manager.Options{MetricsAddr: "0", ProbeAddr: "0"}, Controllers: "routing,replication", QPS: 500, Burst: 1000,
-		Options: controller.Options{ReplicationWindow: 10 * time.Second},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	testkit.Run(t, mgr)
-	v.converged()
-
+	const ws = "replication-ws"
+	c, _ := replicationHub(t, ws, 10*time.Second)
 	pushed := time.Now().Truncate(time.Second)
-	var storage v1alpha1.ClusterOCIStorage
-	if err := c.Get(t.Context(), types.NamespacedName{Namespace: ws, Name: "eu-01"}, &storage); err != nil {
-		t.Fatal(err)
-	}
-	patch := client.MergeFrom(storage.DeepCopy())
-	storage.Status.Pulls = []v1alpha1.ClusterPull{{Work: "pull-web", Name: "web", State: "Pulled",
-		Pull: v1alpha1.OCIPullSpec{Workspace: ws, Repository: "apps/web", Tag: "v1"},
-		Status: &v1alpha1.OCIPullStatus{State: v1alpha1.OCIPullPulled, Registry: "mirror-eu", Digest: "sha256:0123",
-			LastSuccess: &metav1.Time{Time: pushed.Add(2 * time.Second)}, PushedAt: &metav1.Time{Time: pushed}, Size: 1234}}}
-	if err := c.Status().Patch(t.Context(), &storage, patch); err != nil {
-		t.Fatal(err)
-	}
+	reportPull(t, c, ws, "eu-01", "mirror-eu", pushed)
 	rep := func() (v1alpha1.OCIReplication, error) {
 		var r v1alpha1.OCIReplication
 		return r, c.Get(t.Context(), types.NamespacedName{Namespace: ws, Name: "mirror-eu"}, &r)

@@ -23,6 +23,7 @@ import (
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/ocichain"
 	"github.com/umkim/terraform-provider-fleet/internal/pullwork"
+	hubwork "github.com/umkim/terraform-provider-fleet/internal/work"
 )
 
 // Name is the name of a workspace's RegistryProbe on a cluster: its chain Secret's.
@@ -61,13 +62,7 @@ func Add(w *workv1.ManifestWork, workspace string) error {
 // reports, in chain order; nil while no result for the probe's current spec came back. Results
 // for registries no longer in chain are dropped.
 func Read(w *workv1.ManifestWork, workspace string, chain []string) []v1alpha1.RegistryReachability {
-	var values []workv1.FeedbackValue
-	for _, m := range w.Status.ResourceStatus.Manifests {
-		r := m.ResourceMeta
-		if r.Group == v1alpha1.GroupVersion.Group && r.Kind == "RegistryProbe" && r.Name == Name(workspace) && r.Namespace == ocichain.Namespace {
-			values = m.StatusFeedbacks.Values
-		}
-	}
+	values := hubwork.Feedback(w, v1alpha1.GroupVersion.Group, "RegistryProbe", ocichain.Namespace, Name(workspace))
 	var echo, results, probedAt string
 	var gen, observed int64
 	for _, v := range values {

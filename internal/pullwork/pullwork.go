@@ -153,7 +153,7 @@ func Read(w *workv1.ManifestWork) ([]Pull, error) {
 			continue
 		}
 		p := Pull{Cluster: w.Namespace, Work: w.Name, Request: Request{Name: obj.Name, Spec: obj.Spec}}
-		if fb := feedbackOf(w, obj.Name); fb != nil {
+		if fb := hubwork.Feedback(w, v1alpha1.GroupVersion.Group, "OCIPull", ocichain.Namespace, obj.Name); fb != nil {
 			var echo v1alpha1.OCIPullSpec
 			var generation int64
 			p.Status, echo, generation = decode(fb)
@@ -162,16 +162,6 @@ func Read(w *workv1.ManifestWork) ([]Pull, error) {
 		pulls = append(pulls, p)
 	}
 	return pulls, nil
-}
-
-func feedbackOf(w *workv1.ManifestWork, name string) []workv1.FeedbackValue {
-	for _, m := range w.Status.ResourceStatus.Manifests {
-		r := m.ResourceMeta
-		if r.Group == v1alpha1.GroupVersion.Group && r.Kind == "OCIPull" && r.Name == name && r.Namespace == ocichain.Namespace {
-			return m.StatusFeedbacks.Values
-		}
-	}
-	return nil
 }
 
 // Scalar is a feedback value's string and integer, each empty when the value is not of that type.
