@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/hack/internal/localrun"
+	"github.com/umkim/terraform-provider-fleet/internal/puller"
 	"github.com/umkim/terraform-provider-fleet/internal/pullwork"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
 )
@@ -80,7 +82,9 @@ func tfVars(path string) error {
 	return nil
 }
 
-// push puts a small artifact at repository:tag in a registry of the fleet.
+// push puts a small artifact at repository:tag in a registry of the fleet, its manifest
+// annotated with the time of the push as `oras push` does: the pushed-at from which the hub
+// measures a mirror's replication lag.
 func push(ctx context.Context, path, registry, ref string) error {
 	r, err := registryNamed(path, registry)
 	if err != nil {
@@ -90,11 +94,78 @@ func push(ctx context.Context, path, registry, ref string) error {
 	if err != nil {
 		return err
 	}
-	d, err := r.Push(ctx, repo, tag, []byte(strings.Repeat(fmt.Sprintf("%s:%s\n", repo, tag), 4096)))
+	a, err := testbed.NewArtifactAt(time.Now(), []byte(strings.Repeat(fmt.Sprintf("%s:%s\n", repo, tag), 4096)))
 	if err != nil {
 		return err
 	}
-	fmt.Printf("pushed %s to %s: %s\n", ref, registry, d.Digest)
+	if err := r.PushArtifact(ctx, repo, tag, a); err != nil {
+		return err
+	}
+	fmt.Printf("pushed %s to %s: %s\n", ref, registry, a.Manifest.Digest)
+	return nil
+}
+
+// Cosign key files keygen writes in its folder and sign reads.
+const (
+	cosignPrivateFile = "cosign.key"
+	cosignPublicFile  = "cosign.pub"
+)
+
+// keygen writes a cosign key pair (ECDSA P-256, as `cosign generate-key-pair` makes) into dir:
+// cosign.pub, the public key a route's verify block takes, and cosign.key, the private key in
+// PEM, unencrypted (cosign's own is password-encrypted), mode 0600.
+func keygen(dir string) error {
+	if dir == "" {
+		return fmt.Errorf("keygen wants a folder")
+	}
+	k, err := testbed.GenerateCosignKey()
+	if err != nil {
+		return err
+	}
+	private, err := k.PrivatePEM()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, cosignPrivateFile), []byte(private), 0o600); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, cosignPublicFile), []byte(k.PublicPEM), 0o644); err != nil { //nolint:gosec // a public key
+		return err
+	}
+	fmt.Printf("wrote a cosign key pair: %s (public key %s), %s\n", filepath.Join(dir, cosignPublicFile),
+		puller.Fingerprint(&k.Private.PublicKey), filepath.Join(dir, cosignPrivateFile))
+	return nil
+}
+
+// sign signs repository:tag in a registry of the fleet with the private key keygen wrote, as
+// `cosign sign --key` does with its default tag schema: the signature is the artifact
+// sha256-<digest>.sig in the same repository, which replicating the tag alone does not copy.
+func sign(ctx context.Context, path, registry, ref, keyFile string) error {
+	r, err := registryNamed(path, registry)
+	if err != nil {
+		return err
+	}
+	repo, tag, err := splitRef(ref)
+	if err != nil {
+		return err
+	}
+	pemData, err := os.ReadFile(keyFile)
+	if err != nil {
+		return err
+	}
+	k, err := testbed.ParseCosignKey(pemData)
+	if err != nil {
+		return fmt.Errorf("%s: %w", keyFile, err)
+	}
+	subject, err := r.Repository(repo).Resolve(ctx, tag)
+	if err != nil {
+		return fmt.Errorf("%s in %s: %w", ref, registry, err)
+	}
+	if err := k.CosignSign(ctx, r, repo, subject, false); err != nil {
+		return err
+	}
+	fmt.Printf("signed %s in %s (%s) with cosign key %s: tag %s-%s.sig\n", ref, registry, subject.Digest,
+		puller.Fingerprint(&k.Private.PublicKey), subject.Digest.Algorithm(), subject.Digest.Encoded())
 	return nil
 }
 

@@ -12,6 +12,11 @@
 //	demohub chart REGISTRY REPO:VERSION  pushes a small Helm chart (a ConfigMap and a Service,
 //	              internal/testbed's HelloChart) as `helm push` stores it
 //	demohub replicate FROM TO REPO:TAG  copies an artifact between them, as replication would
+//	              (the tag alone: not its signature)
+//	demohub keygen DIR  writes a cosign key pair, DIR/cosign.pub and DIR/cosign.key (ECDSA
+//	              P-256, PEM; the private key unencrypted)
+//	demohub sign REGISTRY REPO:TAG KEY  signs an artifact in a registry of the local fleet with
+//	              the private key KEY, as `cosign sign --key` does (tag sha256-<digest>.sig)
 //	demohub stop REGISTRY  stops a registry of the local fleet, to show failover
 //	demohub pull CLUSTER NAME REPO:TAG  asks a cluster to pull an artifact: a ManifestWork
 //	              pull-NAME in its namespace carries the OCIPull NAME (internal/pullwork)
@@ -71,6 +76,8 @@ func main() {
 		"chart":     func() error { return pushChart(ctx, *registries, flag.Arg(1), flag.Arg(2)) },
 		"replicate": func() error { return replicate(ctx, *registries, flag.Arg(1), flag.Arg(2), flag.Arg(3)) },
 		"stop":      func() error { return stopRegistry(*registries, flag.Arg(1)) },
+		"keygen":    func() error { return keygen(flag.Arg(1)) },
+		"sign":      func() error { return sign(ctx, *registries, flag.Arg(1), flag.Arg(2), flag.Arg(3)) },
 	}
 	if run, ok := offline[flag.Arg(0)]; ok {
 		if err := run(); err != nil {
@@ -123,10 +130,12 @@ commands on the hub (-hub, default $KUBECONFIG):
 commands on the local fleet's registries (-registries):
   push REGISTRY REPO:TAG          push a small artifact
   chart REGISTRY REPO:VERSION     push a small Helm chart as helm push stores it
-  replicate FROM TO REPO:TAG      copy an artifact between registries, as replication would
+  replicate FROM TO REPO:TAG      copy an artifact between registries, as replication would (not its signature)
+  sign REGISTRY REPO:TAG KEY      sign an artifact with a cosign private key, as cosign sign --key does
   stop REGISTRY                   stop a registry, to show failover
   tfvars                          print the registries as TF_VAR_ exports for examples/local-fleet
   freeports N                     print N free loopback TCP ports
+  keygen DIR                      write a cosign key pair, DIR/cosign.pub and DIR/cosign.key
 
 flags:
 `)

@@ -107,13 +107,18 @@ func TestAccExamplesWarnings(t *testing.T) {
 
 	// The local fleet's stories, planned on the seeded hub (make demo applies them on the fleet
 	// it starts, with its registries and agents).
+	fleetVars := []string{"-var", "source_address=127.0.0.1:5001", "-var", "mirror_address=127.0.0.1:5002",
+		"-var", "source_push_password=a", "-var", "source_pull_password=b", "-var", "mirror_push_password=c", "-var", "mirror_pull_password=d"}
 	for _, v := range []struct {
 		example string
 		args    []string
 		want    []string
 	}{
-		{"local-fleet", []string{"-var", "source_address=127.0.0.1:5001", "-var", "mirror_address=127.0.0.1:5002",
-			"-var", "source_push_password=a", "-var", "source_pull_password=b", "-var", "mirror_push_password=c", "-var", "mirror_pull_password=d"}, nil},
+		{"local-fleet", fleetVars, nil},
+		// Step 4 of the pull story turns verification on; step 3's wait below the mirror's lag
+		// warns only on the demo's hub, where the lag was measured.
+		{"local-fleet", append(slices.Clone(fleetVars), "-var", "cosign_public_key="+testbed.NewCosignKey(t).PublicPEM, "-var", "replication_wait=1s"),
+			[]string{"fleet_oci_route.eu_01: Route verifies signatures @verify"}},
 		{"local-app", nil, nil},
 		{"local-storage", nil, nil},
 	} {

@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -9,9 +8,6 @@ import (
 	"time"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	"oras.land/oras-go/v2"
-	"oras.land/oras-go/v2/content"
-	"oras.land/oras-go/v2/content/memory"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
@@ -216,26 +212,14 @@ resource "fleet_oci_route" "late" {
 // pushCreated pushes an artifact of one layer whose manifest says it was created at created.
 func pushCreated(t *testing.T, r *testbed.Registry, repository, tag string, created time.Time, data []byte) ocispec.Descriptor {
 	t.Helper()
-	ctx := t.Context()
-	store := memory.New()
-	layer := content.NewDescriptorFromBytes(testbed.LayerMediaType, data)
-	if err := store.Push(ctx, layer, bytes.NewReader(data)); err != nil {
-		t.Fatal(err)
-	}
-	m, err := oras.PackManifest(ctx, store, oras.PackManifestVersion1_1, testbed.ArtifactType, oras.PackManifestOptions{
-		Layers: []ocispec.Descriptor{layer}, ManifestAnnotations: map[string]string{ocispec.AnnotationCreated: created.Format(time.RFC3339)},
-	})
+	a, err := testbed.NewArtifactAt(created, data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	repo := r.Repository(repository)
-	if err := oras.CopyGraph(ctx, store, repo, m, oras.DefaultCopyGraphOptions); err != nil {
+	if err := r.PushArtifact(t.Context(), repository, tag, a); err != nil {
 		t.Fatal(err)
 	}
-	if err := repo.Tag(ctx, m, tag); err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return a.Manifest
 }
 
 // requestPull asks cluster, through a pull work, to pull apps/web:v1 as the OCIPull name.

@@ -454,6 +454,16 @@ type Artifact struct {
 // NewArtifact packs layers (titled layer-0, layer-1, ...) into an artifact of type
 // ArtifactType created at ArtifactCreated: the same layers make the same manifest.
 func NewArtifact(layers ...[]byte) (*Artifact, error) {
+	return newArtifact(ArtifactCreated, layers)
+}
+
+// NewArtifactAt is NewArtifact created at created (to the second, as RFC 3339 has it), as
+// `oras push` annotates an artifact with the time of the push.
+func NewArtifactAt(created time.Time, layers ...[]byte) (*Artifact, error) {
+	return newArtifact(created.UTC().Format(time.RFC3339), layers)
+}
+
+func newArtifact(created string, layers [][]byte) (*Artifact, error) {
 	ctx := context.Background()
 	a := &Artifact{store: memory.New()}
 	for i, data := range layers {
@@ -465,7 +475,7 @@ func NewArtifact(layers ...[]byte) (*Artifact, error) {
 		a.Layers = append(a.Layers, desc)
 	}
 	m, err := oras.PackManifest(ctx, a.store, oras.PackManifestVersion1_1, ArtifactType, oras.PackManifestOptions{
-		Layers: a.Layers, ManifestAnnotations: map[string]string{ocispec.AnnotationCreated: ArtifactCreated},
+		Layers: a.Layers, ManifestAnnotations: map[string]string{ocispec.AnnotationCreated: created},
 	})
 	if err != nil {
 		return nil, err

@@ -41,15 +41,55 @@ type CosignKey struct {
 // NewCosignKey generates a cosign key pair.
 func NewCosignKey(tb testing.TB) CosignKey {
 	tb.Helper()
+	k, err := GenerateCosignKey()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return k
+}
+
+// GenerateCosignKey generates a cosign key pair outside a test (make demo's `demohub keygen`).
+func GenerateCosignKey() (CosignKey, error) {
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		tb.Fatal(err)
+		return CosignKey{}, err
 	}
+	return cosignKeyOf(k)
+}
+
+func cosignKeyOf(k *ecdsa.PrivateKey) (CosignKey, error) {
 	der, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
 	if err != nil {
-		tb.Fatal(err)
+		return CosignKey{}, err
 	}
-	return CosignKey{Private: k, PublicPEM: string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))}
+	return CosignKey{Private: k, PublicPEM: string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))}, nil
+}
+
+// PrivatePEM is the private key, PEM ("PRIVATE KEY", PKCS #8), unencrypted: unlike cosign.key,
+// which cosign encrypts with a password. ParseCosignKey reads it back.
+func (k CosignKey) PrivatePEM() (string, error) {
+	der, err := x509.MarshalPKCS8PrivateKey(k.Private)
+	if err != nil {
+		return "", err
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})), nil
+}
+
+// ParseCosignKey reads a key pair from the private key PrivatePEM wrote.
+func ParseCosignKey(privatePEM []byte) (CosignKey, error) {
+	b, _ := pem.Decode(privatePEM)
+	if b == nil || b.Type != "PRIVATE KEY" {
+		return CosignKey{}, fmt.Errorf("want a PEM \"PRIVATE KEY\" block")
+	}
+	k, err := x509.ParsePKCS8PrivateKey(b.Bytes)
+	if err != nil {
+		return CosignKey{}, err
+	}
+	ec, ok := k.(*ecdsa.PrivateKey)
+	if !ok {
+		return CosignKey{}, fmt.Errorf("a %T, not an ECDSA key", k)
+	}
+	return cosignKeyOf(ec)
 }
 
 // CosignSign signs subject, a manifest in repository of r, as `cosign sign --key` does
