@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sync/atomic"
@@ -30,11 +29,7 @@ func BenchmarkPull(b *testing.B) {
 	orasBin := testbed.BinaryT(b, "oras")
 	reg := testbed.StartRegistryT(b, testbed.RegistryOptions{})
 	tmp := b.TempDir()
-	fleetBin := filepath.Join(tmp, "fleet-controller")
-	build := exec.Command("go", "build", "-o", fleetBin, "github.com/umkim/terraform-provider-fleet/cmd/fleet-controller")
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("build fleet-controller: %v\n%s", err, out)
-	}
+	fleetBin := testkit.ShippedBinary(b, "github.com/umkim/terraform-provider-fleet/cmd/fleet-controller")
 	chain := filepath.Join(tmp, "chain.json")
 	chainJSON, _ := json.Marshal(map[string][]Registry{"registries": {reg.Entry("local")}})
 	if err := os.WriteFile(chain, chainJSON, 0o600); err != nil {
