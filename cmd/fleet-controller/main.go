@@ -13,6 +13,8 @@ import (
 	// The image has no CA bundle: where the system has no roots, crypto/x509 verifies
 	// registries' certificates against Mozilla's, embedded in the binary.
 	_ "golang.org/x/crypto/x509roots/fallback"
+
+	"github.com/umkim/terraform-provider-fleet/internal/initgc"
 )
 
 // command is one mode of the binary.
@@ -32,6 +34,7 @@ var commands = map[string]command{
 }
 
 func main() {
+	initgc.Resume()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

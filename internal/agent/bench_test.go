@@ -17,6 +17,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content/oci"
 
+	"github.com/umkim/terraform-provider-fleet/internal/agent"
 	"github.com/umkim/terraform-provider-fleet/internal/ocichain"
 	"github.com/umkim/terraform-provider-fleet/internal/puller"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
@@ -40,11 +41,7 @@ func BenchmarkAgentPullRSS(b *testing.B) {
 	orasBin := testbed.BinaryT(b, "oras")
 	reg := testbed.StartRegistryT(b, testbed.RegistryOptions{})
 	tmp := b.TempDir()
-	fleetBin := filepath.Join(tmp, "fleet-controller")
-	build := exec.Command("go", "build", "-o", fleetBin, "github.com/umkim/terraform-provider-fleet/cmd/fleet-controller")
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("build fleet-controller: %v\n%s", err, out)
-	}
+	fleetBin := testkit.ShippedBinary(b, "github.com/umkim/terraform-provider-fleet/cmd/fleet-controller")
 	launcher := testkit.NewRSSLauncher(b)
 	chain := filepath.Join(tmp, "chain.json")
 	chainJSON, err := json.Marshal(ocichain.Chain{Registries: []puller.Registry{reg.Entry("local")}})
@@ -72,7 +69,7 @@ func BenchmarkAgentPullRSS(b *testing.B) {
 	// What fleet-controller takes before it pulls anything (its packages' init; it exits 0
 	// after printing the agent mode's usage), to tell the pull's own memory from the binary's.
 	startup, _ := launcher.Run(b, 0, fleetBin, "agent", "--help")
-	agentIdle, managerIdle, agentFile, agentAnon := idleRSS(b, launcher, tmp, fleetBin)
+	agentIdle, managerIdle, atStart, steady := idleRSS(b, launcher, tmp, fleetBin)
 
 	// What each pulled: our OCI layout resolves the artifact to the pushed manifest and holds
 	// every layer; oras names the manifest and writes every layer under its title.
@@ -101,26 +98,25 @@ func BenchmarkAgentPullRSS(b *testing.B) {
 	b.ReportMetric(ours-startup, "pull_added_rss_MiB")
 	b.ReportMetric(agentIdle, "agent_idle_rss_MiB")
 	b.ReportMetric(managerIdle, "idle_manager_rss_MiB")
-	fmt.Printf("agent: artifact_mib=%d peak_rss_mib=%.1f oras_peak_rss_mib=%.1f ratio=%.2f startup_rss_mib=%.1f pull_added_rss_mib=%.1f agent_idle_rss_mib=%.1f idle_manager_rss_mib=%.1f agent_idle_file_rss_mib=%.1f agent_idle_anon_rss_mib=%.1f\n",
-		artifactMiB, ours, peer, ratio, startup, ours-startup, agentIdle, managerIdle, agentFile, agentAnon)
+	b.ReportMetric(steady.rss, "agent_steady_rss_MiB")
+	fmt.Printf("agent: artifact_mib=%d peak_rss_mib=%.1f oras_peak_rss_mib=%.1f ratio=%.2f startup_rss_mib=%.1f pull_added_rss_mib=%.1f agent_idle_rss_mib=%.1f idle_manager_rss_mib=%.1f agent_idle_file_rss_mib=%.1f agent_idle_anon_rss_mib=%.1f agent_steady_rss_mib=%.1f agent_steady_file_rss_mib=%.1f agent_steady_anon_rss_mib=%.1f\n",
+		artifactMiB, ours, peer, ratio, startup, ours-startup, agentIdle, managerIdle, atStart.file(), atStart.anon, steady.rss, steady.file(), steady.anon)
 }
 
 // idleRSS returns the peak RSS of `fleet-controller agent` and of an idle controller-runtime
-// manager (testdata/idlemanager: client-go's scheme, no controllers), each run for a few
-// seconds against the package's cluster, the agent's CRDs installed, and stopped by SIGINT; and
-// what the agent's resident memory is made of after 4 s: pages of the binary and other files
-// mapped (its code and data), and anonymous memory (heap, stacks).
-func idleRSS(b *testing.B, launcher *testkit.RSSLauncher, tmp, fleetBin string) (agentMiB, managerMiB, fileMiB, anonMiB float64) {
+// manager (testdata/idlemanager: client-go's scheme, no controllers), both built as the image
+// is, each run for a few seconds against the package's cluster, the agent's CRDs installed, and
+// stopped by SIGINT; and what the agent's resident memory is made of, 4 s after its start (the
+// binary's pages that start-up touched) and once it released them (agent.StartupSettle after
+// its caches synced): pages of the binary and other files mapped (its code and data), and
+// anonymous memory (heap, stacks).
+func idleRSS(b *testing.B, launcher *testkit.RSSLauncher, tmp, fleetBin string) (agentMiB, managerMiB float64, startup, steady rssParts) {
 	b.Helper()
 	spokeOnce.Do(func() { spoke, spokeErr = testbed.Start(context.Background(), testbed.Options{}) })
 	if spokeErr != nil {
 		b.Fatal(spokeErr)
 	}
-	idleBin := filepath.Join(tmp, "idlemanager")
-	build := exec.Command("go", "build", "-o", idleBin, "./testdata/idlemanager")
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("build the idle manager: %v\n%s", err, out)
-	}
+	idleBin := testkit.ShippedBinary(b, "./testdata/idlemanager")
 	agentArgs := []string{"agent", "--kubeconfig", spoke.Kubeconfig, "--cache-dir", filepath.Join(tmp, "idle-cache"),
 		"--metrics-bind-address", "0", "--health-probe-bind-address", "0"}
 	agentMiB, _ = launcher.Run(b, 0, append([]string{"timeout", "--preserve-status", "-s", "INT", "5", fleetBin}, agentArgs...)...)
@@ -130,10 +126,27 @@ func idleRSS(b *testing.B, launcher *testkit.RSSLauncher, tmp, fleetBin string) 
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
+	defer func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	}()
 	time.Sleep(4 * time.Second)
-	rollup, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", cmd.Process.Pid))
-	_ = cmd.Process.Signal(os.Interrupt)
-	_ = cmd.Wait()
+	startup = readRSSParts(b, cmd.Process.Pid)
+	time.Sleep(agent.StartupSettle + 4*time.Second)
+	steady = readRSSParts(b, cmd.Process.Pid)
+	return agentMiB, managerMiB, startup, steady
+}
+
+// rssParts is a process's resident memory in MiB: all of it, and its anonymous part (the rest
+// is files mapped, the binary's pages).
+type rssParts struct{ rss, anon float64 }
+
+func (p rssParts) file() float64 { return p.rss - p.anon }
+
+// readRSSParts reads /proc/pid/smaps_rollup.
+func readRSSParts(b *testing.B, pid int) rssParts {
+	b.Helper()
+	rollup, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -145,7 +158,7 @@ func idleRSS(b *testing.B, launcher *testkit.RSSLauncher, tmp, fleetBin string) 
 			kib[strings.TrimSuffix(key, ":")] = v
 		}
 	}
-	return agentMiB, managerMiB, (kib["Rss"] - kib["Anonymous"]) / 1024, kib["Anonymous"] / 1024
+	return rssParts{rss: kib["Rss"] / 1024, anon: kib["Anonymous"] / 1024}
 }
 
 // fetchManifest returns the image manifest m of repo in reg.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sync/atomic"
@@ -21,8 +20,9 @@ import (
 )
 
 // BenchmarkPull pulls a 256 MiB artifact of 4 layers from a local registry with
-// `fleet-controller pull` and with the oras CLI, both as child processes measured alike (wall
-// time, peak RSS), alternately, three times each; checks that memory does not grow with artifact
+// `fleet-controller pull` (built as the image is) and with the oras CLI, both as child
+// processes measured alike (wall time, CPU time, peak RSS), alternately, three times each, with
+// the machine's load average; checks that memory does not grow with artifact
 // size (32 MiB vs 256 MiB); times failover from a closed port to the next registry; and counts the
 // bytes downloaded twice when a registry freezes mid-blob and the pull fails over (resumed at the
 // next registry: ideally none, at most one copy buffer). It prints one summary line.
@@ -30,11 +30,7 @@ func BenchmarkPull(b *testing.B) {
 	orasBin := testbed.BinaryT(b, "oras")
 	reg := testbed.StartRegistryT(b, testbed.RegistryOptions{})
 	tmp := b.TempDir()
-	fleetBin := filepath.Join(tmp, "fleet-controller")
-	build := exec.Command("go", "build", "-o", fleetBin, "github.com/umkim/terraform-provider-fleet/cmd/fleet-controller")
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("build fleet-controller: %v\n%s", err, out)
-	}
+	fleetBin := testkit.ShippedBinary(b, "github.com/umkim/terraform-provider-fleet/cmd/fleet-controller")
 	chain := filepath.Join(tmp, "chain.json")
 	chainJSON, _ := json.Marshal(map[string][]Registry{"registries": {reg.Entry("local")}})
 	if err := os.WriteFile(chain, chainJSON, 0o600); err != nil {
@@ -56,6 +52,7 @@ func BenchmarkPull(b *testing.B) {
 			return []string{orasBin, "pull", "--plain-http", "--no-tty", "-o", dest, reg.Addr + "/" + repo + "@" + d.String()}
 		})
 	}
+	loadBefore := loadAverage(b)
 	b.ResetTimer()
 	// Alternate the two sides and keep each side's best time, so that neither pays alone for a
 	// cold cache or a busy neighbour; peak RSS is the highest seen.
@@ -88,6 +85,15 @@ func BenchmarkPull(b *testing.B) {
 	}
 	slices.Sort(ratios)
 	b.Logf("pairwise ratios (oras time / ours): %.2f", ratios)
+	// On a shared machine wall time follows the load; the CPU each side spends does not.
+	cpuRatios := make([]float64, len(oursBig))
+	for i := range oursBig {
+		cpuRatios[i] = peerBig[i].cpu.Seconds() / oursBig[i].cpu.Seconds()
+	}
+	slices.Sort(cpuRatios)
+	loadAfter := loadAverage(b)
+	b.Logf("pairwise CPU ratios (oras CPU / ours): %.2f; CPU of the best pull: fleet-controller %s, oras %s; load average %.2f before, %.2f after",
+		cpuRatios, bestCPU(oursBig), bestCPU(peerBig), loadBefore, loadAfter)
 	transfer := (best(peerBig) - best(peerStart)).Seconds() / (best(oursBig) - best(oursStart)).Seconds()
 	b.Logf("start-up and exit alone: fleet-controller %s, oras %s; ratio without them %.2f", best(oursStart), best(peerStart), transfer)
 	b.ReportMetric(oursTP/peerTP, "throughput_ratio_vs_oras")
@@ -95,8 +101,10 @@ func BenchmarkPull(b *testing.B) {
 	b.ReportMetric(failover, "failover_ms")
 	b.ReportMetric(float64(redownloaded), "resumed_failover_redownloaded_bytes")
 	b.ReportMetric(transfer, "transfer_ratio_vs_oras")
-	fmt.Printf("pull: throughput_ratio_vs_oras=%.2f peak_rss_mib=%.1f failover_ms=%.2f median_pair_ratio=%.2f transfer_ratio_vs_oras=%.2f startup_ms=%d oras_startup_ms=%d resumed_failover_redownloaded_bytes=%d resumed_failover_broken_at_bytes=%d\n",
-		oursTP/peerTP, oursRSS, failover, ratios[len(ratios)/2], transfer, best(oursStart).Milliseconds(), best(peerStart).Milliseconds(), redownloaded, brokenAt)
+	b.ReportMetric(cpuRatios[len(cpuRatios)/2], "cpu_ratio_vs_oras")
+	fmt.Printf("pull: throughput_ratio_vs_oras=%.2f peak_rss_mib=%.1f failover_ms=%.2f median_pair_ratio=%.2f transfer_ratio_vs_oras=%.2f startup_ms=%d oras_startup_ms=%d resumed_failover_redownloaded_bytes=%d resumed_failover_broken_at_bytes=%d median_pair_cpu_ratio=%.2f cpu_ms=%d oras_cpu_ms=%d startup_cpu_ms=%d oras_startup_cpu_ms=%d load1=%.1f\n",
+		oursTP/peerTP, oursRSS, failover, ratios[len(ratios)/2], transfer, best(oursStart).Milliseconds(), best(peerStart).Milliseconds(), redownloaded, brokenAt,
+		cpuRatios[len(cpuRatios)/2], bestCPU(oursBig).Milliseconds(), bestCPU(peerBig).Milliseconds(), bestCPU(oursStart).Milliseconds(), bestCPU(peerStart).Milliseconds(), max(loadBefore, loadAfter))
 }
 
 // resumedFailover pulls a one-layer 64 MiB artifact through a registry that freezes once 16 MiB
@@ -137,12 +145,26 @@ func resumedFailover(b *testing.B, next *testbed.Registry) (redownloaded, broken
 
 // run is one measured pull.
 type run struct {
-	elapsed time.Duration
-	rssMiB  float64
+	elapsed, cpu time.Duration
+	rssMiB       float64
 }
 
 func best(runs []run) time.Duration {
 	return slices.MinFunc(runs, func(a, b run) int { return int(a.elapsed - b.elapsed) }).elapsed
+}
+
+func bestCPU(runs []run) time.Duration {
+	return slices.MinFunc(runs, func(a, b run) int { return int(a.cpu - b.cpu) }).cpu
+}
+
+// loadAverage returns the machine's one-minute load average, 0 where /proc has none.
+func loadAverage(b *testing.B) float64 {
+	b.Helper()
+	var load float64
+	if data, err := os.ReadFile("/proc/loadavg"); err == nil {
+		_, _ = fmt.Sscanf(string(data), "%f", &load)
+	}
+	return load
 }
 
 func maxRSS(runs []run) float64 {
@@ -150,7 +172,7 @@ func maxRSS(runs []run) float64 {
 }
 
 // measure runs a pull into a fresh directory, which it removes afterwards, and returns its wall
-// time and peak RSS (through the launcher: see testkit.RSSLauncher).
+// time, CPU time and peak RSS (through the launcher: see testkit.RSSLauncher).
 func measure(b *testing.B, tmp string, launcher *testkit.RSSLauncher, command func(dest string) []string) run {
 	b.Helper()
 	dest, err := os.MkdirTemp(tmp, "dest-")
@@ -159,8 +181,8 @@ func measure(b *testing.B, tmp string, launcher *testkit.RSSLauncher, command fu
 	}
 	defer os.RemoveAll(dest)
 	start := time.Now()
-	rss, _ := launcher.Run(b, 0, command(dest)...)
-	return run{elapsed: time.Since(start), rssMiB: rss}
+	rss, cpu, _ := launcher.RunCPU(b, 0, command(dest)...)
+	return run{elapsed: time.Since(start), cpu: cpu, rssMiB: rss}
 }
 
 // pushGenerated pushes an artifact of n pseudo-random blobs of size bytes each, streaming them

@@ -2,12 +2,13 @@ package testkit
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Peak RSS is the child's rusage Maxrss (KiB on Linux), but not as the test binary's own child:
@@ -18,7 +19,8 @@ import (
 // its own floor (a few MiB) is far below a pull's.
 
 // rssLauncherSource is `launcher <file> <command> [args]`: it runs the command with the
-// launcher's stdio, writes the command's Maxrss into file and exits with its exit code.
+// launcher's stdio, writes the command's Maxrss and its CPU time (user plus system, in
+// microseconds) into file and exits with its exit code.
 const rssLauncherSource = `package main
 
 import (
@@ -37,8 +39,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(125)
 	}
-	maxrss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss
-	if err := os.WriteFile(os.Args[1], []byte(strconv.FormatInt(maxrss, 10)), 0o600); err != nil {
+	usage := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	cpu := (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Microseconds()
+	if err := os.WriteFile(os.Args[1], []byte(strconv.FormatInt(usage.Maxrss, 10)+" "+strconv.FormatInt(cpu, 10)), 0o600); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(125)
 	}
@@ -69,6 +72,13 @@ func NewRSSLauncher(tb testing.TB) *RSSLauncher {
 // and its stdout.
 func (l *RSSLauncher) Run(tb testing.TB, wantExit int, command ...string) (rssMiB float64, stdout string) {
 	tb.Helper()
+	rssMiB, _, stdout = l.RunCPU(tb, wantExit, command...)
+	return rssMiB, stdout
+}
+
+// RunCPU is Run that also returns the command's CPU time, user plus system.
+func (l *RSSLauncher) RunCPU(tb testing.TB, wantExit int, command ...string) (rssMiB float64, cpu time.Duration, stdout string) {
+	tb.Helper()
 	result, err := os.CreateTemp(tb.TempDir(), "maxrss-")
 	if err != nil {
 		tb.Fatal(err)
@@ -84,9 +94,9 @@ func (l *RSSLauncher) Run(tb testing.TB, wantExit int, command ...string) (rssMi
 	if err != nil {
 		tb.Fatal(err)
 	}
-	kib, err := strconv.ParseInt(string(data), 10, 64)
-	if err != nil {
+	var kib, us int64
+	if n, err := fmt.Sscanf(string(data), "%d %d", &kib, &us); n != 2 {
 		tb.Fatalf("the launcher wrote %q: %v", data, err)
 	}
-	return float64(kib) / 1024, out.String()
+	return float64(kib) / 1024, time.Duration(us) * time.Microsecond, out.String()
 }
