@@ -68,8 +68,9 @@ func BenchmarkPlan(b *testing.B) {
 	fmt.Printf("plan: routes=1000 clusters=%d provider_ms_per_route=%.2f growth_1000_vs_100=%.2f\n", clusters, perRoute[1000], perRoute[1000]/perRoute[100])
 }
 
-// createAll creates n objects on the hub with a few writers at once. They are not deleted one by
-// one afterwards: the benchmark's hub is stopped after the run.
+// createAll creates n objects on the hub with a few writers at once, and writes the status of
+// those that have one. They are not deleted one by one afterwards: the benchmark's hub is stopped
+// after the run.
 func createAll(b *testing.B, gvr schema.GroupVersionResource, n int, obj func(int) map[string]any) {
 	b.Helper()
 	cfg := testRESTConfig(b)
@@ -84,7 +85,13 @@ func createAll(b *testing.B, gvr schema.GroupVersionResource, n int, obj func(in
 			defer wg.Done()
 			for i := range next {
 				u := &unstructured.Unstructured{Object: obj(i)}
-				if _, err := dyn.Resource(gvr).Namespace(u.GetNamespace()).Create(context.Background(), u, metav1.CreateOptions{}); err != nil {
+				status, hasStatus := u.Object["status"]
+				made, err := dyn.Resource(gvr).Namespace(u.GetNamespace()).Create(context.Background(), u, metav1.CreateOptions{})
+				if err == nil && hasStatus { // the status subresource: written apart
+					made.Object["status"] = status
+					_, err = dyn.Resource(gvr).Namespace(u.GetNamespace()).UpdateStatus(context.Background(), made, metav1.UpdateOptions{})
+				}
+				if err != nil {
 					errs <- err
 				}
 			}

@@ -172,6 +172,7 @@ func BenchmarkPlanScale(b *testing.B) {
 		wf := newHubFixtures(b, ws)
 		wf.Bind(fleet.set)
 		wf.Registry("central", "source", "harbor.example.com/fleet")
+		benchClusterStorages(b, fleet, ws, n)
 		w := newBenchCLI(b, cli, self, provider)
 		w.write(ws, 1)
 		if _, _, err := w.run("apply", "-auto-approve", "-input=false", "-no-color"); err != nil {
@@ -374,8 +375,10 @@ func stringMapAny(m map[string]string) map[string]any {
 // (FLEET_BENCH_PLAN_CLUSTERS) in one
 // set, each labelled site (1,000 sites), region (12) and zone (5,000 zones, two clusters each).
 type benchFleetHub struct {
-	set      string
-	clusters int
+	set          string
+	clusters     int
+	zones        int
+	clusterNamed func(i int) string
 }
 
 var sharedBenchFleet *benchFleetHub
@@ -398,15 +401,42 @@ func benchFleet(b *testing.B) *benchFleetHub {
 		"metadata": map[string]any{"name": set},
 		"spec":     map[string]any{"clusterSelector": map[string]any{"selectorType": string(clusterv1beta2.ExclusiveClusterSetLabel)}},
 	})
+	named := func(i int) string { return f.Name(fmt.Sprintf("c%05d", i)) }
 	createAll(b, managedClustersGVR, clusters, func(i int) map[string]any {
 		return map[string]any{
 			"apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
-			"metadata": map[string]any{"name": f.Name(fmt.Sprintf("c%05d", i)), "labels": map[string]any{
+			"metadata": map[string]any{"name": named(i), "labels": map[string]any{
 				clusterv1beta2.ClusterSetLabel: set, "site": fmt.Sprintf("site-%04d", i%sites),
 				"region": fmt.Sprintf("region-%d", i%12), "zone": benchZone(i % zones)}},
 			"spec": map[string]any{"hubAcceptsClient": true},
 		}
 	})
-	sharedBenchFleet = &benchFleetHub{set: set, clusters: clusters}
+	sharedBenchFleet = &benchFleetHub{set: set, clusters: clusters, zones: zones, clusterNamed: named}
 	return sharedBenchFleet
+}
+
+// benchClusterStorages writes, as the controller and the clusters' probes would have, the
+// ClusterOCIStorage of each cluster that the first n routes of workspace ws win: routed, its chain
+// delivered, the registry probed Reachable. The plan's reachability check reads them.
+func benchClusterStorages(b *testing.B, fleet *benchFleetHub, ws string, n int) {
+	b.Helper()
+	var clusters []int
+	for c := range fleet.clusters {
+		if c%fleet.zones < n {
+			clusters = append(clusters, c)
+		}
+	}
+	now := time.Now().UTC().Format(time.RFC3339)
+	createAll(b, clusterStorageKind.GroupVersionResource, len(clusters), func(j int) map[string]any {
+		c := clusters[j]
+		return map[string]any{
+			"apiVersion": clusterStorageKind.APIVersion(), "kind": clusterStorageKind.Kind,
+			"metadata": map[string]any{"name": fleet.clusterNamed(c), "namespace": ws},
+			"status": map[string]any{
+				"route": benchRouteName(c % fleet.zones), "matchedBy": "spec.clusterSelectors[0]", "chain": []any{"central"}, "replicationWait": "0s",
+				"reachability": []any{map[string]any{"registry": "central", "state": "Reachable", "probedAt": now}},
+				"conditions":   []any{map[string]any{"type": "Ready", "status": "True", "reason": "Delivered", "message": "delivered", "lastTransitionTime": now}},
+			},
+		}
+	})
 }
