@@ -730,7 +730,8 @@ func routeLabel(name string) string {
 
 // checkSelectors warns about each of the route's cluster selectors that matches no cluster the
 // workspace may route: a hint at a misspelt label, before any cluster is left on another route.
-// A selector is matched by the routing library itself, as a one-route router.
+// A selector is matched by the routing library itself, as a one-route router, over the clusters
+// that carry one of its matchLabels (selectorCandidates).
 func checkSelectors(route routing.Route, inv *inventory.Workspace, ws string, diags *diag.Diagnostics) {
 	for i, sel := range route.ClusterSelectors {
 		router, err := routing.Compile([]routing.Route{{Name: "selector", ClusterSelectors: []routing.Selector{sel}, Registries: []string{"selector"}}})
@@ -738,8 +739,8 @@ func checkSelectors(route routing.Route, inv *inventory.Workspace, ws string, di
 			continue // an invalid selector is reported by validation
 		}
 		matched := false
-		for _, c := range inv.Clusters {
-			if router.Resolve(c).Matched() {
+		for c := range selectorCandidates(sel, inv) {
+			if router.Resolve(*c).Matched() {
 				matched = true
 				break
 			}
