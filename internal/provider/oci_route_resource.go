@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -503,7 +502,7 @@ func checkOCIRoutePlan(ctx context.Context, c hubresource.PlanCheck[ociRouteMode
 		diags.AddWarning("Route effect not checked", fmt.Sprintf("Route %q has values known only at apply, so its effect on clusters was not computed.", route.Name))
 		return diags
 	}
-	unchanged := onHub != nil && reflect.DeepEqual(*onHub, route)
+	unchanged := onHub != nil && sameRoute(*onHub, route)
 	checkFirstRegistryReachable(ctx, c, inv, route, replaced, &diags)
 	checkRouteVerify(ctx, c, route, known, replaced, inv, &diags)
 	if unchanged {

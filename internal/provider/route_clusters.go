@@ -53,7 +53,44 @@ func unchangedOnHub(route routing.Route, replaced []string, inv *inventory.Works
 		}
 	}
 	i, ok := slices.BinarySearchFunc(inv.Routes, route.Name, func(r routing.Route, name string) int { return strings.Compare(r.Name, name) })
-	return ok && reflect.DeepEqual(inv.Routes[i], route)
+	return ok && sameRoute(inv.Routes[i], route)
+}
+
+// sameRoute reports whether a and b route alike: the same values, an empty list or map being no
+// list or map (the hub's spec writes every list out, a plan leaves an empty one out).
+func sameRoute(a, b routing.Route) bool {
+	return reflect.DeepEqual(normalRoute(a), normalRoute(b))
+}
+
+func normalRoute(r routing.Route) routing.Route {
+	r.ClusterNames, r.ClusterGroups, r.Registries = nilIfEmpty(r.ClusterNames), nilIfEmpty(r.ClusterGroups), nilIfEmpty(r.Registries)
+	if len(r.ClusterSelectors) == 0 {
+		r.ClusterSelectors = nil
+	}
+	sels := make([]routing.Selector, len(r.ClusterSelectors))
+	for i, s := range r.ClusterSelectors {
+		if len(s.MatchLabels) == 0 {
+			s.MatchLabels = nil
+		}
+		var exprs []routing.Requirement
+		for _, e := range s.MatchExpressions {
+			e.Values = nilIfEmpty(e.Values)
+			exprs = append(exprs, e)
+		}
+		s.MatchExpressions = exprs
+		sels[i] = s
+	}
+	if r.ClusterSelectors != nil {
+		r.ClusterSelectors = sels
+	}
+	return r
+}
+
+func nilIfEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
 }
 
 // listAtMost joins names, naming at most limit of them, or says "none yet".

@@ -81,3 +81,29 @@ func TestSelectorCandidates(t *testing.T) {
 		t.Errorf("expressions only: %d candidates, want every cluster", n)
 	}
 }
+
+// A route as the hub spells it (every list written out, empty ones too) is the same route as the
+// plan's, which leaves empty lists out: otherwise every unchanged route of a plan is routed anew.
+func TestSameRouteIgnoresEmptyLists(t *testing.T) {
+	hub := routing.Route{Name: "r", Priority: 1, ClusterNames: []string{}, ClusterGroups: []string{}, Registries: []string{"central"},
+		ClusterSelectors: []routing.Selector{{MatchLabels: map[string]string{"zone": "z1"}, MatchExpressions: []routing.Requirement{}}}}
+	plan := routing.Route{Name: "r", Priority: 1, Registries: []string{"central"},
+		ClusterSelectors: []routing.Selector{{MatchLabels: map[string]string{"zone": "z1"}}}}
+	if !sameRoute(hub, plan) {
+		t.Error("the hub's spelling of the plan's route is seen as another route")
+	}
+	for name, change := range map[string]func(*routing.Route){
+		"priority":  func(r *routing.Route) { r.Priority = 2 },
+		"selector":  func(r *routing.Route) { r.ClusterSelectors[0].MatchLabels = map[string]string{"zone": "z2"} },
+		"registry":  func(r *routing.Route) { r.Registries = []string{"central", "mirror"} },
+		"a name":    func(r *routing.Route) { r.ClusterNames = []string{"c1"} },
+		"no select": func(r *routing.Route) { r.ClusterSelectors = nil },
+	} {
+		changed := plan
+		changed.ClusterSelectors = []routing.Selector{{MatchLabels: map[string]string{"zone": "z1"}}}
+		change(&changed)
+		if sameRoute(hub, changed) {
+			t.Errorf("a changed %s is seen as the same route", name)
+		}
+	}
+}
