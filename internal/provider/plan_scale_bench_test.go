@@ -27,8 +27,8 @@ import (
 // point at it). It then runs the provider binary envBenchProviderExec names as its child, on the
 // same standard streams, and appends the child's CPU time and peak RSS to the file
 // envBenchProviderStats names when the CLI has stopped it. With envBenchProviderProfile (a folder)
-// instead, it serves the provider itself, with a CPU profile saved in that folder, and appends its
-// own usage.
+// instead, it serves the provider itself, with a CPU profile and a heap profile (as it stops) saved
+// in that folder, and appends its own usage.
 const (
 	envBenchProviderStats   = "FLEET_BENCH_PROVIDER_STATS"
 	envBenchProviderExec    = "FLEET_BENCH_PROVIDER_EXEC"
@@ -55,6 +55,12 @@ func serveBenchProvider(stats string) int {
 			}
 		}
 		err = providerserver.Serve(context.Background(), New("bench"), providerserver.ServeOpts{Address: Address})
+		if dir := os.Getenv(envBenchProviderProfile); dir != "" { // what the provider still holds as it stops
+			if f, e := os.Create(filepath.Join(dir, fmt.Sprintf("provider-%d.heap", os.Getpid()))); e == nil {
+				_ = pprof.WriteHeapProfile(f)
+				f.Close()
+			}
+		}
 		ru = new(syscall.Rusage)
 		if syscall.Getrusage(syscall.RUSAGE_SELF, ru) != nil {
 			ru = nil
