@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -292,7 +293,8 @@ func (w *benchCLI) run(args ...string) (string, providerUsage, error) {
 	w.b.Helper()
 	stats := filepath.Join(w.dir, fmt.Sprintf("provider-usage-%d", time.Now().UnixNano()))
 	cmd := exec.Command(w.cli, args...)
-	cmd.Dir, cmd.Env = w.dir, append(w.env, envBenchProviderStats+"="+stats)
+	cmd.Dir = w.dir
+	cmd.Env = append(slices.Clone(w.env), envBenchProviderStats+"="+stats)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
