@@ -72,6 +72,7 @@ type Workspace struct {
 		report *routing.Report
 		err    error
 	}
+	views views // built on first use (views.go)
 }
 
 // Invalid is a hub object that cannot be read, and why.

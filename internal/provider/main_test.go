@@ -8,4 +8,10 @@ import (
 )
 
 // TestMain starts the local hub for acceptance tests (TF_ACC=1) unless KUBECONFIG names a hub.
-func TestMain(m *testing.M) { os.Exit(testbed.Main(m)) }
+// Started by a benchmark's CLI as its plugin, the test binary serves the provider instead.
+func TestMain(m *testing.M) {
+	if stats := os.Getenv(envBenchProviderStats); stats != "" {
+		os.Exit(serveBenchProvider(stats))
+	}
+	os.Exit(testbed.Main(m))
+}

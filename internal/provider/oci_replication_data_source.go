@@ -176,17 +176,29 @@ func durationValue(d *metav1.Duration) (types.String, types.Int64) {
 
 // replications reads the OCIReplications of a workspace, by registry; served is false when the
 // hub does not serve the kind. One that cannot be read is left out with a warning.
+// They are decoded once per list of them (l's memo): every route of a plan asks. Callers must not
+// modify the result.
 func replications(ctx context.Context, l hub.Lister, ws string, diags *diag.Diagnostics) (map[string]v1alpha1.OCIReplicationStatus, bool, error) {
-	items, served, err := listServed(ctx, l, ociReplicationKind, ws)
-	if err != nil || !served {
-		return nil, served, err
+	type decoded struct {
+		byRegistry map[string]v1alpha1.OCIReplicationStatus
+		served     bool
+		warnings   diag.Diagnostics
 	}
-	out := map[string]v1alpha1.OCIReplicationStatus{}
-	for i := range items {
-		var st v1alpha1.OCIReplicationStatus
-		if readStatus(&items[i], &st, diags) {
-			out[items[i].GetName()] = st
+	v, err := l.Memo("replications/"+ws, func() (any, error) {
+		items, served, err := listServed(ctx, l, ociReplicationKind, ws)
+		if err != nil || !served {
+			return decoded{served: served}, err
 		}
-	}
-	return out, true, nil
+		d := decoded{byRegistry: map[string]v1alpha1.OCIReplicationStatus{}, served: true}
+		for i := range items {
+			var st v1alpha1.OCIReplicationStatus
+			if readStatus(&items[i], &st, &d.warnings) {
+				d.byRegistry[items[i].GetName()] = st
+			}
+		}
+		return d, nil
+	})
+	d, _ := v.(decoded)
+	diags.Append(d.warnings...)
+	return d.byRegistry, d.served, err
 }

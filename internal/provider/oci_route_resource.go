@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -503,7 +502,7 @@ func checkOCIRoutePlan(ctx context.Context, c hubresource.PlanCheck[ociRouteMode
 		diags.AddWarning("Route effect not checked", fmt.Sprintf("Route %q has values known only at apply, so its effect on clusters was not computed.", route.Name))
 		return diags
 	}
-	unchanged := onHub != nil && reflect.DeepEqual(*onHub, route)
+	unchanged := onHub != nil && sameRoute(*onHub, route)
 	checkFirstRegistryReachable(ctx, c, inv, route, replaced, &diags)
 	checkRouteVerify(ctx, c, route, known, replaced, inv, &diags)
 	if unchanged {
@@ -730,7 +729,8 @@ func routeLabel(name string) string {
 
 // checkSelectors warns about each of the route's cluster selectors that matches no cluster the
 // workspace may route: a hint at a misspelt label, before any cluster is left on another route.
-// A selector is matched by the routing library itself, as a one-route router.
+// A selector is matched by the routing library itself, as a one-route router, over the clusters
+// that carry one of its matchLabels (selectorCandidates).
 func checkSelectors(route routing.Route, inv *inventory.Workspace, ws string, diags *diag.Diagnostics) {
 	for i, sel := range route.ClusterSelectors {
 		router, err := routing.Compile([]routing.Route{{Name: "selector", ClusterSelectors: []routing.Selector{sel}, Registries: []string{"selector"}}})
@@ -738,8 +738,8 @@ func checkSelectors(route routing.Route, inv *inventory.Workspace, ws string, di
 			continue // an invalid selector is reported by validation
 		}
 		matched := false
-		for _, c := range inv.Clusters {
-			if router.Resolve(c).Matched() {
+		for c := range selectorCandidates(sel, inv) {
+			if router.Resolve(*c).Matched() {
 				matched = true
 				break
 			}

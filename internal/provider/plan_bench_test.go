@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
 )
@@ -23,24 +22,9 @@ import (
 // provider's cost per route and how it grows: a plan's cost should grow with its routes, not
 // with their square.
 func BenchmarkPlan(b *testing.B) {
-	const clusters, sites = 10_000, 1_000
 	kube := testHub(b)
-	f := newHubFixtures(b, testWorkspace(b, kube))
-	set := f.Name("fleet")
-	f.create(clusterSetsGVR, map[string]any{
-		"apiVersion": "cluster.open-cluster-management.io/v1beta2", "kind": "ManagedClusterSet",
-		"metadata": map[string]any{"name": set},
-		"spec":     map[string]any{"clusterSelector": map[string]any{"selectorType": string(clusterv1beta2.ExclusiveClusterSetLabel)}},
-	})
-	createAll(b, schema.GroupVersionResource{Group: "cluster.open-cluster-management.io", Version: "v1", Resource: "managedclusters"}, clusters, func(i int) map[string]any {
-		return map[string]any{
-			"apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
-			"metadata": map[string]any{"name": f.Name(fmt.Sprintf("c%05d", i)), "labels": map[string]any{
-				clusterv1beta2.ClusterSetLabel: set, "site": fmt.Sprintf("site-%04d", i%sites), "region": fmt.Sprintf("region-%d", i%12)}},
-			"spec": map[string]any{"hubAcceptsClient": true},
-		}
-	})
-
+	fleet := benchFleet(b)
+	clusters, set := fleet.clusters, fleet.set
 	perRoute := map[int]float64{}
 	for _, n := range []int{100, 1000} {
 		ws := testWorkspace(b, kube)
@@ -84,8 +68,9 @@ func BenchmarkPlan(b *testing.B) {
 	fmt.Printf("plan: routes=1000 clusters=%d provider_ms_per_route=%.2f growth_1000_vs_100=%.2f\n", clusters, perRoute[1000], perRoute[1000]/perRoute[100])
 }
 
-// createAll creates n objects on the hub with a few writers at once. They are not deleted one by
-// one afterwards: the benchmark's hub is stopped after the run.
+// createAll creates n objects on the hub with a few writers at once, and writes the status of
+// those that have one. They are not deleted one by one afterwards: the benchmark's hub is stopped
+// after the run.
 func createAll(b *testing.B, gvr schema.GroupVersionResource, n int, obj func(int) map[string]any) {
 	b.Helper()
 	cfg := testRESTConfig(b)
@@ -100,7 +85,13 @@ func createAll(b *testing.B, gvr schema.GroupVersionResource, n int, obj func(in
 			defer wg.Done()
 			for i := range next {
 				u := &unstructured.Unstructured{Object: obj(i)}
-				if _, err := dyn.Resource(gvr).Namespace(u.GetNamespace()).Create(context.Background(), u, metav1.CreateOptions{}); err != nil {
+				status, hasStatus := u.Object["status"]
+				made, err := dyn.Resource(gvr).Namespace(u.GetNamespace()).Create(context.Background(), u, metav1.CreateOptions{})
+				if err == nil && hasStatus { // the status subresource: written apart
+					made.Object["status"] = status
+					_, err = dyn.Resource(gvr).Namespace(u.GetNamespace()).UpdateStatus(context.Background(), made, metav1.UpdateOptions{})
+				}
+				if err != nil {
 					errs <- err
 				}
 			}

@@ -50,19 +50,40 @@ func reachOf(statuses map[string]v1alpha1.ClusterOCIStorageStatus, registry stri
 
 // probeStatuses reads the status of every ClusterOCIStorage of a workspace, by cluster, for
 // reachability; nil when the hub does not serve them or they cannot be read: nothing reported.
+// They are decoded once per list of them (l's memo): every route of a plan asks. Callers must not
+// modify the result.
 func probeStatuses(ctx context.Context, l hub.Lister, ws string) map[string]v1alpha1.ClusterOCIStorageStatus {
-	items, served, err := listServed(ctx, l, clusterStorageKind, ws)
-	if !served || err != nil {
-		return nil
-	}
-	out := map[string]v1alpha1.ClusterOCIStorageStatus{}
-	for i := range items {
-		var st v1alpha1.ClusterOCIStorageStatus
-		var ignored diag.Diagnostics
-		if readStatus(&items[i], &st, &ignored) && meta.FindStatusCondition(st.Conditions, v1alpha1.ReadyCondition) != nil {
-			out[items[i].GetName()] = st
+	v, _ := l.Memo("probe-statuses/"+ws, func() (any, error) {
+		items, served, err := listServed(ctx, l, clusterStorageKind, ws)
+		if !served || err != nil {
+			return map[string]v1alpha1.ClusterOCIStorageStatus(nil), err // a failure is not remembered
 		}
-	}
+		out := map[string]v1alpha1.ClusterOCIStorageStatus{}
+		for i := range items {
+			var st v1alpha1.ClusterOCIStorageStatus
+			var ignored diag.Diagnostics
+			if readStatus(&items[i], &st, &ignored) && meta.FindStatusCondition(st.Conditions, v1alpha1.ReadyCondition) != nil {
+				out[items[i].GetName()] = st
+			}
+		}
+		return out, nil
+	})
+	out, _ := v.(map[string]v1alpha1.ClusterOCIStorageStatus)
+	return out
+}
+
+// reachByCluster is reachOf(statuses, registry) by cluster, made once per plan (l's memo): every
+// route whose first registry it is asks. Callers must not modify it.
+func reachByCluster(l hub.Lister, ws, registry string, statuses map[string]v1alpha1.ClusterOCIStorageStatus) map[string]clusterReach {
+	v, _ := l.Memo("reach-by-cluster/"+ws+"/"+registry, func() (any, error) {
+		reports, _ := reachOf(statuses, registry)
+		out := make(map[string]clusterReach, len(reports))
+		for _, r := range reports {
+			out[r.Cluster] = r
+		}
+		return out, nil
+	})
+	out, _ := v.(map[string]clusterReach)
 	return out
 }
 
@@ -87,10 +108,10 @@ func checkFirstRegistryReachable(ctx context.Context, c hubresource.PlanCheck[oc
 		return
 	}
 	first := route.Registries[0]
-	reports, _ := reachOf(statuses, first)
+	reach := reachByCluster(c.Hub, c.Workspace, first, statuses)
 	var failing []clusterReach
-	for _, r := range reports {
-		if r.State != v1alpha1.Reachable && slices.Contains(won, r.Cluster) {
+	for _, cluster := range won { // sorted, as the reports were
+		if r, ok := reach[cluster]; ok && r.State != v1alpha1.Reachable {
 			failing = append(failing, r)
 		}
 	}
