@@ -335,6 +335,7 @@ func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p w
 			for k, v := range cp.work.Labels {
 				metav1.SetMetaDataLabel(&upd.ObjectMeta, k, v)
 			}
+			metav1.SetMetaDataAnnotation(&upd.ObjectMeta, ManifestsDigestAnnotation, cp.work.Annotations[ManifestsDigestAnnotation])
 			upd.Spec.Workload, upd.Spec.DeleteOption, upd.Spec.ManifestConfigs = cp.work.Spec.Workload, cp.work.Spec.DeleteOption, cp.work.Spec.ManifestConfigs
 			next := upd.DeepCopy()
 			if !specUpToDate(obs, cp.work) {
