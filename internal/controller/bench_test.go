@@ -53,8 +53,8 @@ func envInt(name string, def int) int {
 // controller_peak_rss_mib is the benchmark process's peak RSS from the manager's start to the end
 // of convergence, steady_peak_rss_mib its peak from then to the end of the steady window (the
 // route move included): the controller's, plus the little the benchmark's own client holds (the
-// peak is reset once the fleet is seeded). The heap profile at the end of the steady window goes
-// to the artifact directory (go test -artifacts).
+// peak is reset once the fleet is seeded). The heap profile at the end of the steady window and
+// the CPU profile of convergence go to the artifact directory (go test -artifacts).
 //
 // FLEET_BENCH_CLUSTERS, FLEET_BENCH_ROUTES and FLEET_BENCH_STEADY (a duration, default 2m) scale
 // it; FLEET_BENCH_BASELINE=0 skips the baseline.
@@ -136,6 +136,7 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 	done := make(chan error, 1)
 	resetPeakRSS(b)
 	startWrites := writeCount()
+	stopProfile := startCPUProfile(b, fmt.Sprintf("controller-cpu-%d-clusters%s.pprof", f.clusters, map[bool]string{true: "-baseline"}[naive]))
 	start := time.Now()
 	go func() { done <- mgr.Start(mctx) }()
 	defer func() {
@@ -148,6 +149,7 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 	// Converged: every cluster has its work and its ClusterOCIStorage, every route its status.
 	f.waitConverged(b, ctx, c)
 	res.converge = time.Since(start)
+	stopProfile()
 	res.convergeWrites = writeCount() - startWrites
 	res.peakMiB = peakRSSMiB(b)
 	settle(15 * time.Second)
@@ -244,6 +246,26 @@ func saveHeapProfile(b *testing.B, name string) {
 		b.Fatal(err)
 	}
 	fmt.Printf("controller: heap profile %s\n", path)
+}
+
+// startCPUProfile profiles the process's CPU (the controller's, and the little the benchmark's
+// convergence polls take) into the artifact directory until the returned function is called.
+func startCPUProfile(b *testing.B, name string) func() {
+	path := filepath.Join(b.ArtifactDir(), name)
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			b.Error(err)
+		}
+		fmt.Printf("controller: CPU profile of convergence %s\n", path)
+	}
 }
 
 // settle waits until the controller has written nothing for two seconds, or at most max: the

@@ -2,6 +2,7 @@ package controller
 
 import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 )
 
@@ -10,7 +11,8 @@ import (
 // metadata, which no reconciler reads and an update without them leaves as they are), and a
 // ManagedCluster keeps of its status only its conditions (availability, read by the reporting
 // checks), not the capacity, allocatable resources, version and cluster claims the klusterlet
-// reports, which grow with the cluster and change with every heartbeat of resources.
+// reports, which grow with the cluster and change with every heartbeat of resources. A
+// ManifestWork keeps its manifests only where a reconciler reads them (slimManifestWork).
 
 // stripManagedFields is the cache's default transform.
 var stripManagedFields = cache.TransformStripManagedFields()
@@ -28,5 +30,11 @@ func slimManagedCluster(obj any) (any, error) {
 func withTransforms(o cache.Options) cache.Options {
 	o.DefaultTransform = stripManagedFields
 	o.ByObject[&clusterv1.ManagedCluster{}] = cache.ByObject{Transform: slimManagedCluster}
+	for obj, by := range o.ByObject {
+		if _, ok := obj.(*workv1.ManifestWork); ok {
+			by.Transform = slimManifestWork
+			o.ByObject[obj] = by
+		}
+	}
 	return o
 }

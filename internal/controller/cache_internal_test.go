@@ -6,8 +6,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
+
+	"github.com/umkim/terraform-provider-fleet/internal/hub"
+	"github.com/umkim/terraform-provider-fleet/internal/pullwork"
 )
 
 // The cache keeps of a ManagedCluster what the reconcilers read (labels, annotations, spec, the
@@ -64,5 +68,45 @@ func TestCacheStripsManagedFields(t *testing.T) {
 	}
 	if len(w.Status.Conditions) != 1 || string(s.Data["k"]) != "v" {
 		t.Errorf("dropped more than managedFields: %+v %+v", w.Status, s.Data)
+	}
+}
+
+// A cached work loses its manifests, keeps its status and a digest that matches them, and drops
+// one that does not (manifests changed by hand); passed through again (the informer may), it keeps
+// what the first pass checked.
+func TestSlimManifestWork(t *testing.T) {
+	stamped := func() *workv1.ManifestWork {
+		w := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Name: "w", Labels: map[string]string{hub.ComponentLabel: componentOCIChain}},
+			Spec:   workv1.ManifestWorkSpec{Workload: workv1.ManifestsTemplate{Manifests: []workv1.Manifest{{RawExtension: runtime.RawExtension{Raw: []byte(`{"kind":"Secret","apiVersion":"v1"}`)}}}}},
+			Status: workv1.ManifestWorkStatus{Conditions: []metav1.Condition{{Type: workv1.WorkApplied, Status: metav1.ConditionTrue}}}}
+		stampDigest(w)
+		return w
+	}
+	w := stamped()
+	want := w.Annotations[ManifestsDigestAnnotation]
+	w.Spec.Workload.Manifests[0].Raw = []byte(`{"apiVersion":"v1","kind":"Secret"}`) // re-encoded, the same value
+	for pass := 1; pass <= 2; pass++ {
+		if _, err := slimManifestWork(w); err != nil {
+			t.Fatal(err)
+		}
+		if w.Spec.Workload.Manifests != nil || len(w.Status.Conditions) != 1 || w.Annotations[ManifestsDigestAnnotation] != want {
+			t.Errorf("pass %d: manifests %v, status %v, digest %q (want none, kept, %q)", pass, w.Spec.Workload.Manifests, w.Status, w.Annotations[ManifestsDigestAnnotation], want)
+		}
+	}
+	edited := stamped()
+	edited.Spec.Workload.Manifests[0].Raw = []byte(`{"apiVersion":"v1","kind":"Secret","data":{"k":"dg=="}}`)
+	if _, err := slimManifestWork(edited); err != nil {
+		t.Fatal(err)
+	}
+	if d, ok := edited.Annotations[ManifestsDigestAnnotation]; ok {
+		t.Errorf("a hand-edited work keeps its digest %q in the cache: it would never be repaired", d)
+	}
+	pull := stamped()
+	pull.Labels[hub.ComponentLabel] = pullwork.Component
+	if _, err := slimManifestWork(pull); err != nil {
+		t.Fatal(err)
+	}
+	if len(pull.Spec.Workload.Manifests) != 1 {
+		t.Error("a pull work lost its manifests: pull-status reads them")
 	}
 }

@@ -82,8 +82,11 @@ func (r *RoutingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if plan.err != nil {
 		return ctrl.Result{}, plan.err
 	}
-	failed, delivered, err := r.deliver(ctx, ws, plan)
-	return ctrl.Result{}, errors.Join(err, r.writeStatuses(ctx, ws, plan, failed, delivered))
+	wrote := &writeLog{}
+	failed, delivered, err := r.deliver(ctx, ws, plan, wrote)
+	err = errors.Join(err, r.writeStatuses(ctx, ws, plan, failed, delivered, wrote))
+	wrote.awaitCache(ctx, r.Client)
+	return ctrl.Result{}, err
 }
 
 // load reads a workspace from the cache and assembles its routing inventory.
@@ -303,7 +306,7 @@ func (d *deliveryErrors) add(cluster string, err error) {
 // deliver writes the works that differ from the plan, deletes those of clusters that get none,
 // and then the ClusterOCIStorages. It returns the failed writes and whether each cluster has
 // applied its work, by cluster.
-func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p workspacePlan) (map[string]error, map[string]chainDelivery, error) {
+func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p workspacePlan, wrote *writeLog) (map[string]error, map[string]chainDelivery, error) {
 	failed := &deliveryErrors{byCluster: map[string]error{}}
 	// The works written in this reconcile, as the hub will hold them: their generation is the
 	// one the work agent must report (one more after a spec change, the apiserver's rule), so that
@@ -327,6 +330,8 @@ func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p w
 				err := r.Create(ctx, cp.work)
 				if err != nil {
 					failed.add(cluster, err)
+				} else {
+					wrote.add(cp.work)
 				}
 				return err
 			})
@@ -335,6 +340,7 @@ func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p w
 			for k, v := range cp.work.Labels {
 				metav1.SetMetaDataLabel(&upd.ObjectMeta, k, v)
 			}
+			metav1.SetMetaDataAnnotation(&upd.ObjectMeta, ManifestsDigestAnnotation, cp.work.Annotations[ManifestsDigestAnnotation])
 			upd.Spec.Workload, upd.Spec.DeleteOption, upd.Spec.ManifestConfigs = cp.work.Spec.Workload, cp.work.Spec.DeleteOption, cp.work.Spec.ManifestConfigs
 			next := upd.DeepCopy()
 			if !specUpToDate(obs, cp.work) {
@@ -345,6 +351,8 @@ func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p w
 				err := r.update(ctx, upd, false)
 				if err != nil {
 					failed.add(cluster, err)
+				} else {
+					wrote.add(upd)
 				}
 				return err
 			})
@@ -391,14 +399,18 @@ func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p w
 				}
 				desired.Status = status
 			}
-			return r.update(ctx, desired, true)
+			err := r.update(ctx, desired, true)
+			if err == nil {
+				wrote.add(desired)
+			}
+			return err
 		})
 	}
 	return failed.byCluster, delivered, errors.Join(errWorks, w.wait())
 }
 
 // writeStatuses writes the status of every route of the workspace that differs.
-func (r *RoutingReconciler) writeStatuses(ctx context.Context, ws *workspaceState, p workspacePlan, failed map[string]error, delivered map[string]chainDelivery) error {
+func (r *RoutingReconciler) writeStatuses(ctx context.Context, ws *workspaceState, p workspacePlan, failed map[string]error, delivered map[string]chainDelivery, wrote *writeLog) error {
 	facts := map[string]*routeFacts{}
 	for i := range ws.routes {
 		name := ws.routes[i].Name
@@ -487,6 +499,7 @@ func (r *RoutingReconciler) writeStatuses(ctx context.Context, ws *workspaceStat
 			if err := r.update(ctx, upd, true); err != nil {
 				return client.IgnoreNotFound(err)
 			}
+			wrote.add(upd)
 			kube.Transitions(r.Recorder, upd, route.Status.Conditions, upd.Status.Conditions, routeEvents...)
 			return nil
 		})

@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -61,7 +60,11 @@ func chainWork(workspace, cluster string, chain ocichain.Chain) (*workv1.Manifes
 		},
 	}
 	// The cluster's agent probes the chain's registries and reports through this object's feedback.
-	return w, probework.Add(w, workspace)
+	if err := probework.Add(w, workspace); err != nil {
+		return nil, err
+	}
+	stampDigest(w)
+	return w, nil
 }
 
 // chainParts are the inputs of a chain work a person can make smaller: the registries' CA
@@ -88,11 +91,9 @@ func rawManifests(objs ...map[string]any) ([]workv1.Manifest, error) {
 	return out, nil
 }
 
-// workUpToDate reports whether an observed work carries what desired does: the same manifests,
-// delete option and labels. Fields others set (the apiserver's defaults, other labels) are
-// ignored. Manifests are compared as JSON values, not bytes: the apiserver re-encodes what it
-// stores (it sorts keys), so a manifest encoded from a Go struct never comes back byte for byte,
-// and comparing bytes would rewrite the work on every reconcile.
+// workUpToDate reports whether an observed work carries what desired does: the same manifests
+// (by digest: manifestsUpToDate), delete option and labels. Fields others set (the apiserver's
+// defaults, other labels) are ignored.
 func workUpToDate(observed, desired *workv1.ManifestWork) bool {
 	for k, v := range desired.Labels {
 		if observed.Labels[k] != v {
@@ -105,28 +106,7 @@ func workUpToDate(observed, desired *workv1.ManifestWork) bool {
 // specUpToDate reports whether an observed work's spec carries what desired's does (the part
 // of workUpToDate whose change makes the apiserver bump the work's generation).
 func specUpToDate(observed, desired *workv1.ManifestWork) bool {
-	om, dm := observed.Spec.Workload.Manifests, desired.Spec.Workload.Manifests
-	if len(om) != len(dm) {
-		return false
-	}
-	for i := range dm {
-		if !sameJSON(om[i].Raw, dm[i].Raw) {
-			return false
-		}
-	}
-	return equality.Semantic.DeepEqual(observed.Spec.DeleteOption, desired.Spec.DeleteOption) &&
+	return manifestsUpToDate(observed, desired) &&
+		equality.Semantic.DeepEqual(observed.Spec.DeleteOption, desired.Spec.DeleteOption) &&
 		equality.Semantic.DeepEqual(observed.Spec.ManifestConfigs, desired.Spec.ManifestConfigs)
-}
-
-// sameJSON reports whether a and b encode the same JSON value; what does not decode is equal
-// only to the same bytes.
-func sameJSON(a, b []byte) bool {
-	if bytes.Equal(a, b) {
-		return true
-	}
-	var av, bv any
-	if json.Unmarshal(a, &av) != nil || json.Unmarshal(b, &bv) != nil {
-		return false
-	}
-	return equality.Semantic.DeepEqual(av, bv)
 }

@@ -68,6 +68,10 @@ func TestWorksCompareWithWhatTheHubReturns(t *testing.T) {
 	}
 
 	reordered := 0
+	// Each as its writer stamps it (chainWork itself, applyWork the others).
+	for _, w := range []*workv1.ManifestWork{appW, routeW, storageW, pullW} {
+		stampDigest(w)
+	}
 	for _, desired := range []*workv1.ManifestWork{chain, appW, routeW, storageW, pullW} {
 		t.Run(desired.Labels[hub.ComponentLabel], func(t *testing.T) {
 			if err := c.Create(ctx, desired.DeepCopy()); err != nil {
@@ -82,6 +86,18 @@ func TestWorksCompareWithWhatTheHubReturns(t *testing.T) {
 					reordered++
 				}
 			}
+			// The cache's copy: its digest checked against the manifests as the hub re-encoded
+			// them, and kept.
+			cached, err := slimManifestWork(got.DeepCopy())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cw := cached.(*workv1.ManifestWork); cw.Annotations[ManifestsDigestAnnotation] == "" || cw.Annotations[ManifestsDigestAnnotation] != desired.Annotations[ManifestsDigestAnnotation] {
+				t.Errorf("work %s/%s: the cache transform lost the digest of manifests the hub only re-encoded: %q, want %q", desired.Namespace, desired.Name,
+					cw.Annotations[ManifestsDigestAnnotation], desired.Annotations[ManifestsDigestAnnotation])
+			} else if keepsManifests(cw) != (len(cw.Spec.Workload.Manifests) > 0) {
+				t.Errorf("work %s/%s: the cache kept %d manifests, keepsManifests says %v", desired.Namespace, desired.Name, len(cw.Spec.Workload.Manifests), keepsManifests(cw))
+			}
 			if !workUpToDate(&got, desired) {
 				t.Errorf("work %s/%s as the hub returns it is not up to date with the same desired work: every reconcile would rewrite it\n got %s\nwant %s",
 					desired.Namespace, desired.Name, got.Spec.Workload.Manifests[0].Raw, desired.Spec.Workload.Manifests[0].Raw)
@@ -92,6 +108,7 @@ func TestWorksCompareWithWhatTheHubReturns(t *testing.T) {
 			if bytes.Equal(m.Raw, desired.Spec.Workload.Manifests[len(changed.Spec.Workload.Manifests)-1].Raw) {
 				t.Fatal("the test's change changed nothing")
 			}
+			stampDigest(changed) // as its writer does
 			if workUpToDate(&got, changed) {
 				t.Errorf("work %s/%s: a changed manifest compares up to date", desired.Namespace, desired.Name)
 			}

@@ -86,8 +86,8 @@ func (w *writer) do(ctx context.Context, resource, verb string, write func(conte
 // wait returns the first error of the writes started.
 func (w *writer) wait() error { return w.g.Wait() }
 
-// applyWork creates the work, or updates it when its manifests, manifest configs, labels or
-// annotations differ; it returns the work as it now is on the hub. observed is the work of
+// applyWork creates the work, or updates it when its manifests (by digest: stampDigest),
+// manifest configs, labels or annotations differ; it returns the work as it now is on the hub. observed is the work of
 // desired's name as the cache has it (no UID when absent); live reads the hub past the cache.
 // A desired work over the work budget is not written: the error is a *work.TooLargeError naming
 // the largest of parts, which the caller reports as WorkTooLarge (a stall: retrying changes
@@ -97,6 +97,7 @@ func (w *writer) wait() error { return w.g.Wait() }
 // never written: the answer is a *nameTakenError naming the holder. The update carries observed's
 // resourceVersion, so the owner checked is the owner overwritten.
 func applyWork(ctx context.Context, c client.Client, live client.Reader, observed, desired *workv1.ManifestWork, parts ...work.Part) (*workv1.ManifestWork, error) {
+	stampDigest(desired)
 	if err := work.Check(desired, parts...); err != nil {
 		return observed, err
 	}

@@ -1,0 +1,4 @@
+package controller
+
+// SlimManifestWork is the cache's transform of a ManifestWork.
+var SlimManifestWork = slimManifestWork
