@@ -337,11 +337,46 @@ func (r *Registry) stopLocked() error {
 // Freeze stops the registry's process in place (SIGSTOP): the kernel still completes
 // connections to its address and holds what clients send, but nothing is read or answered, and
 // a download under way stops mid-body once the socket buffers drain, as with a hung host. Thaw
-// lets it go on where it was; Stop and Close thaw it first.
+// lets it go on where it was; Stop and Close thaw it first. It returns once every thread of the
+// process has stopped: kill(2) only queues the signal, and a thread running on another core could
+// still answer a request sent right after it.
 func (r *Registry) Freeze() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.signalLocked(syscall.SIGSTOP)
+	if err := r.signalLocked(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	pid := r.proc.Cmd.Process.Pid
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		stopped, err := allThreadsStopped(pid)
+		if err != nil || stopped {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("test registry %s: SIGSTOP sent, but its threads still run after 5 s", r.Addr)
+		}
+	}
+}
+
+// allThreadsStopped tells whether every thread of process pid is in the stopped state ("T" in
+// /proc/<pid>/task/<tid>/stat).
+func allThreadsStopped(pid int) (bool, error) {
+	stats, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+	if err != nil || len(stats) == 0 {
+		return false, fmt.Errorf("threads of process %d: %v", pid, err)
+	}
+	for _, path := range stats {
+		stat, err := os.ReadFile(path)
+		if err != nil {
+			return false, nil // a thread that just ended
+		}
+		// "tid (comm) state …": comm may hold spaces and parentheses, so read after the last ')'.
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(fields) == 0 || (fields[0] != "T" && fields[0] != "t") {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // Thaw resumes a frozen registry (SIGCONT); the requests it held are answered.
