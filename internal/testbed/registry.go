@@ -367,8 +367,11 @@ func allThreadsStopped(pid int) (bool, error) {
 	}
 	for _, path := range stats {
 		stat, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
+			continue // a thread that just ended
+		}
 		if err != nil {
-			return false, nil // a thread that just ended
+			return false, err
 		}
 		// "tid (comm) state …": comm may hold spaces and parentheses, so read after the last ')'.
 		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
