@@ -23,7 +23,8 @@ import (
 // TestOneManagedClusterInformer runs every hub reconciler and watches what they ask the
 // apiserver for ManagedClusters: one watch of the typed kind (the one informer every reconciler
 // reads and watches them through), no metadata-only request (a second informer, holding every
-// cluster again), and the cluster read back from that cache as the reconcilers see it.
+// cluster again), no list (the informer streams its first state), and the cluster read back from
+// that cache as the reconcilers see it.
 func TestOneManagedClusterInformer(t *testing.T) {
 	h, c := startHub(t)
 	ctx := context.Background()
@@ -69,17 +70,25 @@ func TestOneManagedClusterInformer(t *testing.T) {
 	mu.Lock()
 	got := slices.Clone(seen)
 	mu.Unlock()
-	watches := 0
+	watches, lists := 0, 0
 	for _, s := range got {
 		if strings.Contains(s, "PartialObjectMetadata") {
 			t.Errorf("a metadata-only request for ManagedClusters (%s): a second informer holds every cluster again", s)
 		}
-		if strings.HasPrefix(s, "watch ") {
+		switch {
+		case strings.HasPrefix(s, "watch "):
 			watches++
+		case strings.HasPrefix(s, "list "):
+			lists++
 		}
 	}
 	if watches != 1 {
 		t.Errorf("%d watches of ManagedClusters, want 1 (one informer): %q", watches, got)
+	}
+	// client-go's streaming list (WatchListClient, on by default, and the apiserver's WatchList):
+	// the informer's first state comes as watch events, decoded one at a time, not as list pages.
+	if lists != 0 {
+		t.Errorf("%d lists of ManagedClusters: the informer did not stream its first state (WatchList): %q", lists, got)
 	}
 
 	var cached clusterv1.ManagedCluster
