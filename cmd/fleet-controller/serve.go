@@ -9,6 +9,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/umkim/terraform-provider-fleet/internal/manager"
 )
 
 // serve runs the manager of a mode: it parses args with the mode's flags (bind) and the
@@ -35,6 +37,12 @@ func serve(mode, about string, args []string, stderr io.Writer, bind func(*flag.
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zo), zap.WriteTo(stderr)))
 	log := ctrl.Log.WithName(mode)
 
+	if soft, err := manager.SetMemoryLimitFromEnv(); err != nil {
+		log.Error(err, "no memory limit")
+		return 2
+	} else if soft > 0 {
+		log.Info("the collector's soft memory limit is set from the container's", "softLimitBytes", soft)
+	}
 	cfg, err := restConfig(*kubeconfig)
 	if err != nil {
 		log.Error(err, "no cluster to talk to")

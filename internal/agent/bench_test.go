@@ -17,7 +17,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content/oci"
 
-	"github.com/umkim/terraform-provider-fleet/internal/agent"
+	"github.com/umkim/terraform-provider-fleet/internal/manager"
 	"github.com/umkim/terraform-provider-fleet/internal/ocichain"
 	"github.com/umkim/terraform-provider-fleet/internal/puller"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
@@ -107,7 +107,7 @@ func BenchmarkAgentPullRSS(b *testing.B) {
 // manager (testdata/idlemanager: client-go's scheme, no controllers), both built as the image
 // is, each run for a few seconds against the package's cluster, the agent's CRDs installed, and
 // stopped by SIGINT; and what the agent's resident memory is made of, 4 s after its start (the
-// binary's pages that start-up touched) and once it released them (agent.StartupSettle after
+// binary's pages that start-up touched) and once it released them (manager.StartupSettle after
 // its caches synced): pages of the binary and other files mapped (its code and data), and
 // anonymous memory (heap, stacks).
 func idleRSS(b *testing.B, launcher *testkit.RSSLauncher, tmp, fleetBin string) (agentMiB, managerMiB float64, startup, steady rssParts) {
@@ -132,7 +132,7 @@ func idleRSS(b *testing.B, launcher *testkit.RSSLauncher, tmp, fleetBin string) 
 	}()
 	time.Sleep(4 * time.Second)
 	startup = readRSSParts(b, cmd.Process.Pid)
-	time.Sleep(agent.StartupSettle + 4*time.Second)
+	time.Sleep(manager.StartupSettle + 4*time.Second)
 	steady = readRSSParts(b, cmd.Process.Pid)
 	return agentMiB, managerMiB, startup, steady
 }

@@ -161,9 +161,6 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := mgr.Add(startupPages{cache: mgr.GetCache()}); err != nil {
-		return nil, err
-	}
 	// Opened once, by the leader: pulls share its index in memory; opening repairs what a crash left.
 	oci := NewLeaderCache(o.CacheDir)
 	if err := mgr.Add(&cacheCollector{Reader: mgr.GetClient(), Namespace: ns, Cache: oci, MaxBytes: o.CacheMaxBytes, MinAge: cmp.Or(o.CacheMinAge, DefaultCacheMinAge)}); err != nil {

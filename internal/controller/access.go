@@ -141,7 +141,7 @@ func watchAccess(b *builder.Builder, c client.Reader, requests accessRequests, w
 			return out
 		}))
 	if watchClusters {
-		b = b.WatchesMetadata(managedClusterMetadata(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []ctrl.Request {
+		b = b.Watches(managedClusterMetadata(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []ctrl.Request {
 			return requests(ctx, "", obj.GetName())
 		}), builder.WithPredicates(clusterChanged))
 	}

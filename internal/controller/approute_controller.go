@@ -593,16 +593,9 @@ func (r *AppRouteReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// a change of its spec by hand, or its deletion; the route's own create wakes it once,
 		// and writes nothing then.
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(appOfWork), builder.WithPredicates(component(RouteComponent),
-			predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, statusChanged(func(w *workv1.ManifestWork) any { return &w.Status })))).
-		// The reconciler reads a ManagedCluster from two caches: its labels and annotations from
-		// the metadata one (access, joins), its spec (the client config) from the typed one. The
-		// two informers see a change at different moments, so a reconcile woken by one may read
-		// the other's old copy; waking on both, the later event's reconcile sees both up to date
-		// (without it, TestAppsAndRoutesWakeOnClusterRegistration and
-		// TestRoutesFollowJoinedByAnnotation could miss a change for good).
-		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []ctrl.Request {
-			return r.routesOnCluster(ctx, "", obj.GetName())
-		}), builder.WithPredicates(clusterChanged))
+			predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, statusChanged(func(w *workv1.ManifestWork) any { return &w.Status }))))
+	// A ManagedCluster's labels, annotations and spec (the client config) come from its one
+	// cache, which watchAccess watches.
 	return build(watchAccess(b, r.Client, r.routesOnCluster, true), r)
 }
 

@@ -134,6 +134,8 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 	}
 	mctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
+	_, unlimit := benchMemoryLimit(b)
+	defer unlimit()
 	resetPeakRSS(b)
 	startWrites := writeCount()
 	stopProfile := startCPUProfile(b, fmt.Sprintf("controller-cpu-%d-clusters%s.pprof", f.clusters, map[bool]string{true: "-baseline"}[naive]))
@@ -152,6 +154,7 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 	stopProfile()
 	res.convergeWrites = writeCount() - startWrites
 	res.peakMiB = peakRSSMiB(b)
+	printMemory(b, "at convergence")
 	settle(15 * time.Second)
 
 	// One route change that moves 1% of the clusters: the wide route goes first.
@@ -188,6 +191,7 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 	}
 	res.steadyWrites = writeCount() - base
 	res.steadyPeakMiB = peakRSSMiB(b)
+	printMemory(b, "after the steady window")
 	if !naive {
 		saveHeapProfile(b, fmt.Sprintf("controller-heap-%d-clusters.pprof", f.clusters))
 		res.ceiling = measureCeiling(b, ctx, c)

@@ -14,15 +14,17 @@ import (
 	"github.com/umkim/terraform-provider-fleet/internal/pullwork"
 )
 
-// The cache keeps of a ManagedCluster what the reconcilers read (labels, annotations, spec, the
-// availability conditions) and drops what the klusterlet reports and no reconciler reads.
+// The cache keeps of a ManagedCluster what the reconcilers read (labels, annotations, spec but its
+// CA bundles, the availability condition) and drops what the klusterlet reports and no
+// reconciler reads.
 func TestSlimManagedCluster(t *testing.T) {
 	mc := &clusterv1.ManagedCluster{
 		ObjectMeta: metav1.ObjectMeta{Name: "c1", Labels: map[string]string{"zone": "z1"}, Annotations: map[string]string{"a": "b"},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "registration"}}},
-		Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true, ManagedClusterClientConfigs: []clusterv1.ClientConfig{{URL: "https://c1"}}},
+		Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true, ManagedClusterClientConfigs: []clusterv1.ClientConfig{{URL: "https://c1", CABundle: []byte("-----BEGIN CERTIFICATE-----")}}},
 		Status: clusterv1.ManagedClusterStatus{
-			Conditions:    []metav1.Condition{{Type: clusterv1.ManagedClusterConditionAvailable, Status: metav1.ConditionTrue}},
+			Conditions: []metav1.Condition{{Type: clusterv1.ManagedClusterConditionJoined, Status: metav1.ConditionTrue, Message: "joined"},
+				{Type: clusterv1.ManagedClusterConditionAvailable, Status: metav1.ConditionTrue}, {Type: clusterv1.ManagedClusterConditionHubAccepted, Status: metav1.ConditionTrue}},
 			Capacity:      clusterv1.ResourceList{clusterv1.ResourceCPU: resource.MustParse("8")},
 			Allocatable:   clusterv1.ResourceList{clusterv1.ResourceCPU: resource.MustParse("7")},
 			Version:       clusterv1.ManagedClusterVersion{Kubernetes: "v1.31.0"},
@@ -43,11 +45,13 @@ func TestSlimManagedCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := out.(*clusterv1.ManagedCluster)
-	if got.ManagedFields != nil || got.Status.Capacity != nil || got.Status.Allocatable != nil || got.Status.Version.Kubernetes != "" || got.Status.ClusterClaims != nil {
+	if got.ManagedFields != nil || got.Status.Capacity != nil || got.Status.Allocatable != nil || got.Status.Version.Kubernetes != "" || got.Status.ClusterClaims != nil ||
+		got.Spec.ManagedClusterClientConfigs[0].CABundle != nil {
 		t.Errorf("kept what no reconciler reads: %+v", got)
 	}
 	if got.Labels["zone"] != "z1" || got.Annotations["a"] != "b" || got.Spec.ManagedClusterClientConfigs[0].URL != "https://c1" ||
-		len(got.Status.Conditions) != 1 || got.Status.Conditions[0].Status != metav1.ConditionTrue {
+		!got.Spec.HubAcceptsClient || len(got.Status.Conditions) != 1 || got.Status.Conditions[0].Type != clusterv1.ManagedClusterConditionAvailable ||
+		got.Status.Conditions[0].Status != metav1.ConditionTrue {
 		t.Errorf("dropped what a reconciler reads: %+v", got)
 	}
 }
@@ -108,5 +112,52 @@ func TestSlimManifestWork(t *testing.T) {
 	}
 	if len(pull.Spec.Workload.Manifests) != 1 {
 		t.Error("a pull work lost its manifests: pull-status reads them")
+	}
+}
+
+// Chain works of a workspace that carry equal delete options and manifest configs share one
+// cached copy of each; a work whose configs differ keeps its own, and the works of another
+// workspace, or whose manifests the cache keeps, are compared only among themselves or not at all.
+func TestCachedWorksShareTheirSpecParts(t *testing.T) {
+	var transform func(any) (any, error)
+	for obj, by := range CacheOptions().ByObject {
+		if _, ok := obj.(*workv1.ManifestWork); ok {
+			transform = by.Transform
+		}
+	}
+	work := func(ws, component, path string) *workv1.ManifestWork {
+		return &workv1.ManifestWork{
+			ObjectMeta: metav1.ObjectMeta{Name: "w", Labels: map[string]string{hub.WorkspaceLabel: ws, hub.ComponentLabel: component}},
+			Spec: workv1.ManifestWorkSpec{
+				DeleteOption: &workv1.DeleteOption{PropagationPolicy: workv1.DeletePropagationPolicyTypeSelectivelyOrphan},
+				ManifestConfigs: []workv1.ManifestConfigOption{{ResourceIdentifier: workv1.ResourceIdentifier{Resource: "registryprobes", Name: "p"},
+					FeedbackRules: []workv1.FeedbackRule{{Type: workv1.JSONPathsType, JsonPaths: []workv1.JsonPath{{Name: "results", Path: path}}}}}},
+			},
+		}
+	}
+	slim := func(w *workv1.ManifestWork) *workv1.ManifestWork {
+		out, err := transform(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.(*workv1.ManifestWork)
+	}
+	a, b := slim(work("ws1", componentOCIChain, ".status.results")), slim(work("ws1", componentOCIChain, ".status.results"))
+	if a.Spec.DeleteOption != b.Spec.DeleteOption || &a.Spec.ManifestConfigs[0] != &b.Spec.ManifestConfigs[0] {
+		t.Error("two equal works of a workspace do not share their delete option and manifest configs")
+	}
+	c := slim(work("ws1", componentOCIChain, ".status.other"))
+	if &c.Spec.ManifestConfigs[0] == &a.Spec.ManifestConfigs[0] || c.Spec.ManifestConfigs[0].FeedbackRules[0].JsonPaths[0].Path != ".status.other" {
+		t.Errorf("a work with other configs got the shared ones: %+v", c.Spec.ManifestConfigs)
+	}
+	if c.Spec.DeleteOption != a.Spec.DeleteOption {
+		t.Error("a work whose delete option is equal does not share it")
+	}
+	if d := slim(work("ws2", componentOCIChain, ".status.results")); &d.Spec.ManifestConfigs[0] == &a.Spec.ManifestConfigs[0] {
+		t.Error("a work of another workspace shares the first workspace's configs")
+	}
+	p1, p2 := slim(work("ws1", pullwork.Component, ".status.results")), slim(work("ws1", pullwork.Component, ".status.results"))
+	if &p1.Spec.ManifestConfigs[0] == &p2.Spec.ManifestConfigs[0] {
+		t.Error("pull works, which the cache keeps whole, share their configs")
 	}
 }

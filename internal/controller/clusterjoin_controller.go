@@ -348,7 +348,7 @@ func (r *ClusterJoinReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&v1alpha1.FleetClusterJoin{}, handler.EnqueueRequestsFromMapFunc(r.siteMates),
 			builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deletionStarted{}))).
 		Watches(&v1alpha1.FleetSite{}, handler.EnqueueRequestsFromMapFunc(r.joinsOfSite), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WatchesMetadata(managedClusterMetadata(), handler.EnqueueRequestsFromMapFunc(r.joinsOfCluster),
+		Watches(managedClusterMetadata(), handler.EnqueueRequestsFromMapFunc(r.joinsOfCluster),
 			builder.WithPredicates(predicate.Or[client.Object](predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{})))
 	return build(watchAccess(b, r.Client, r.joinsNaming, false), r)
 }

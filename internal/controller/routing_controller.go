@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
-	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -97,7 +96,6 @@ func (r *RoutingReconciler) load(ctx context.Context, name string) (*workspaceSt
 		bindings clusterv1beta2.ManagedClusterSetBindingList
 		sets     clusterv1beta2.ManagedClusterSetList
 		clusters = managedClusterMetadataList()
-		health   clusterv1.ManagedClusterList
 		works    workv1.ManifestWorkList
 		storages v1alpha1.ClusterOCIStorageList
 	)
@@ -111,8 +109,7 @@ func (r *RoutingReconciler) load(ctx context.Context, name string) (*workspaceSt
 	if len(routes.Items) == 0 && len(works.Items) == 0 && len(storages.Items) == 0 {
 		return &workspaceState{name: name, inv: &inventory.Workspace{Name: name}}, nil // not an OCI storage workspace
 	}
-	if err := r.read(ctx, cacheList{&secrets, in}, cacheList{&bindings, in}, cacheList{&sets, nil}, cacheList{clusters, client.UnsafeDisableDeepCopy},
-		cacheList{&health, client.UnsafeDisableDeepCopy}); err != nil {
+	if err := r.read(ctx, cacheList{&secrets, in}, cacheList{&bindings, in}, cacheList{&sets, nil}, cacheList{clusters, client.UnsafeDisableDeepCopy}); err != nil {
 		return nil, err
 	}
 	lists := inventory.Lists{Clusters: make([]metav1.Object, len(clusters.Items))}
@@ -137,8 +134,8 @@ func (r *RoutingReconciler) load(ctx context.Context, name string) (*workspaceSt
 		registries: map[string]registrysecret.Registry{}, works: map[string]*workv1.ManifestWork{}, storages: map[string]*v1alpha1.ClusterOCIStorage{},
 		silent: map[string]*notReporting{},
 	}
-	for i := range health.Items {
-		if n := clusterNotReporting(&health.Items[i]); n != nil {
+	for i := range clusters.Items {
+		if n := clusterNotReporting(&clusters.Items[i]); n != nil {
 			ws.silent[n.Cluster] = n
 		}
 	}

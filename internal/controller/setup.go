@@ -9,7 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -133,17 +132,16 @@ const (
 	clusterSetIndex = "clusterSet" // ManagedClusterSetBinding → spec.clusterSet
 )
 
-func managedClusterMetadataList() *metav1.PartialObjectMetadataList {
-	l := &metav1.PartialObjectMetadataList{}
-	l.SetGroupVersionKind(clusterv1.SchemeGroupVersion.WithKind("ManagedClusterList"))
-	return l
+// managedClusterMetadataList and managedClusterMetadata are what the reconcilers read
+// ManagedClusters into, for their metadata or for what else the cache keeps of them
+// (slimManagedCluster): the typed kind, so that one informer serves every read and watch of
+// them. A metadata-only read or watch (PartialObjectMetadata, WatchesMetadata) would start a
+// second informer, holding every cluster twice and seeing its changes at other moments.
+func managedClusterMetadataList() *clusterv1.ManagedClusterList {
+	return &clusterv1.ManagedClusterList{}
 }
 
-func managedClusterMetadata() *metav1.PartialObjectMetadata {
-	m := &metav1.PartialObjectMetadata{}
-	m.SetGroupVersionKind(clusterv1.SchemeGroupVersion.WithKind("ManagedCluster"))
-	return m
-}
+func managedClusterMetadata() *clusterv1.ManagedCluster { return &clusterv1.ManagedCluster{} }
 
 // clusterChanged passes the ManagedCluster events that can change what a reconciler of the
 // objects naming the cluster decides: its registration and its removal (create, delete), its
@@ -219,7 +217,7 @@ func (r *RoutingReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Secret{}, ns).
 		Watches(&clusterv1beta2.ManagedClusterSetBinding{}, ns).
 		Watches(&clusterv1beta2.ManagedClusterSet{}, handler.EnqueueRequestsFromMapFunc(r.workspacesBinding)).
-		WatchesMetadata(managedClusterMetadata(), routingClusterHandler(r), builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		Watches(managedClusterMetadata(), routingClusterHandler(r), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(workspaceOfWork),
 			builder.WithPredicates(component(componentOCIChain), predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, workReported))).
 		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.workspacesOfCluster), builder.WithPredicates(availabilityChanged)).

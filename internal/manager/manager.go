@@ -1,7 +1,7 @@
 // Package manager builds the controller-runtime managers of fleet-controller's modes (hub and
 // agent) the same way: metrics and probe endpoints, leader election with a Lease, a readiness
-// check that waits for the cache, and flags for all of it; and what the reconcilers of both modes
-// share (PatchFinalizers).
+// check that waits for the cache, the release of the binary's start-up pages (startupPages), and
+// flags for all of it; and what the reconcilers of both modes share (PatchFinalizers).
 package manager
 
 import (
@@ -71,6 +71,9 @@ func New(cfg *rest.Config, o Options, userAgent string, scheme *runtime.Scheme, 
 	}
 	mgr, err := ctrl.NewManager(cfg, mopts)
 	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(startupPages{cache: mgr.GetCache()}); err != nil {
 		return nil, err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

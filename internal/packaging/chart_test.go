@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/umkim/terraform-provider-fleet/config/crd"
+	"github.com/umkim/terraform-provider-fleet/internal/manager"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
 )
 
@@ -129,6 +130,12 @@ func TestChartAppliesOnHub(t *testing.T) {
 		}
 		if c.Resources.Limits.Memory().IsZero() || c.Resources.Requests.Cpu().IsZero() {
 			t.Errorf("resources = %+v, want requests and limits", c.Resources)
+		}
+		// The collector's soft limit follows the container's limit (manager.MemoryLimitEnv).
+		if i := slices.IndexFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == manager.MemoryLimitEnv }); i < 0 ||
+			c.Env[i].ValueFrom == nil || c.Env[i].ValueFrom.ResourceFieldRef == nil || c.Env[i].ValueFrom.ResourceFieldRef.Resource != "limits.memory" ||
+			!c.Env[i].ValueFrom.ResourceFieldRef.Divisor.IsZero() && c.Env[i].ValueFrom.ResourceFieldRef.Divisor.Value() != 1 {
+			t.Errorf("container env = %+v, want %s from a resourceFieldRef of limits.memory, in bytes", c.Env, manager.MemoryLimitEnv)
 		}
 
 		// Probes and the metrics port, and the Service in front of it.

@@ -1,4 +1,4 @@
-package agent
+package manager
 
 import (
 	"context"
@@ -8,13 +8,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 )
 
-// The agent's binary links Helm, Kubernetes' clients and the signature verifiers; their package
-// init and the manager's set-up touch most of its code and read-only data once (measured: 42 of
-// the 55 MiB an idle agent holds, where the kernel maps the binary's page cache in large folios),
-// and an idle agent uses about 2 MiB of it afterwards. Once the manager's caches have synced,
+// The one binary of both modes links Helm, Kubernetes' clients and the signature verifiers;
+// their package init and the manager's set-up touch most of its code and read-only data once
+// (measured: 42 of the 55 MiB an idle agent holds, where the kernel maps the binary's page cache
+// in large folios), and an idle agent uses about 2 MiB of it afterwards; the hub's start-up (the
+// first list of every cache) touches as much. Once the manager's caches have synced,
 // startupPages hands those pages back to the kernel (MADV_PAGEOUT on the binary's read-only
-// mappings): they are clean, so they are dropped, not written, and whatever the agent runs later
-// (a Helm install, say) faults its own pages back in from the binary.
+// mappings): they are clean, so they are dropped, not written, and whatever the mode runs later
+// (a Helm install, say) faults its own pages back in from the binary. New adds it to the manager
+// of every mode.
 
 // StartupSettle is how long after the caches synced the start-up pages are released: the
 // controllers start and reconcile what exists meanwhile, touching code they use once.
