@@ -546,11 +546,10 @@ func checkRegistries(c hubresource.PlanCheck[ociRouteModel], route routing.Route
 // value here, and by its planned value in its own check (checkOCIRegistryPlan), which warns of its
 // routes.
 func checkChainCAs(c hubresource.PlanCheck[ociRouteModel], route routing.Route, inv *inventory.Workspace, diags *diag.Diagnostics) {
-	planned := hubresource.PlannedModels[ociRegistryModel](c.Env, secretKind, c.Workspace)
 	var parts []work.Part
-	for _, reg := range route.Registries {
+	for _, reg := range route.Registries { // one lookup per registry: a plan of n routes stays linear
 		size := inv.Registries[reg].CABytes
-		if p, ok := planned[reg]; ok {
+		if p, ok := hubresource.PlannedModel[ociRegistryModel](c.Env, secretKind, c.Workspace, reg); ok {
 			size = len(p.CACerts.ValueString())
 		}
 		parts = append(parts, work.Part{What: strconv.Quote(reg), Size: size})
