@@ -86,7 +86,8 @@ func serveBenchProvider(stats string) int {
 // sampleHeap records the live heap (as of the last collection), the heap goal and the Go
 // runtime's total memory every 100 ms into prefix+".mem" (their peaks and the last sample,
 // rewritten every second: the CLI may kill the provider before it stops), and each time the live
-// heap reaches a new peak (by a tenth at least) a heap profile into prefix+".peak.heap": what the
+// heap reaches a new peak (by a tenth at least) a heap profile into prefix+".peak.heap" and the
+// goroutines into prefix+".peak.goroutines": what the
 // plan refers to at its most, against what the collector lets grow up to its goal.
 func sampleHeap(prefix string) (stop func()) {
 	samples := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/heap/goal:bytes"}, {Name: "/memory/classes/total:bytes"}}
@@ -111,6 +112,10 @@ func sampleHeap(prefix string) (stop func()) {
 			if live := samples[0].Value.Uint64(); live > profiled+profiled/10 && live > 16<<20 {
 				if f, err := os.Create(prefix + ".peak.heap"); err == nil {
 					_ = pprof.WriteHeapProfile(f) // as of the last collection: the live heap just read
+					f.Close()
+				}
+				if f, err := os.Create(prefix + ".peak.goroutines"); err == nil {
+					_ = pprof.Lookup("goroutine").WriteTo(f, 1) // what holds on to its calls
 					f.Close()
 				}
 				profiled = live
