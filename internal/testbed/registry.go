@@ -368,7 +368,7 @@ func allThreadsStopped(pid int) (bool, error) {
 	for _, path := range stats {
 		stat, err := os.ReadFile(path)
 		if err != nil {
-			return false, nil // a thread that just ended
+			return false, nil //nolint:nilerr // a thread that just ended: poll again
 		}
 		// "tid (comm) state …": comm may hold spaces and parentheses, so read after the last ')'.
 		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
