@@ -125,6 +125,10 @@ type privateData interface {
 type claims struct {
 	mu sync.Mutex
 	by map[string]any
+	// kinds holds the same plans by kind and workspace (claimKey(kind, workspace, "")), then name:
+	// a check that asks for the planned objects of one kind reads those, not every claim, so that
+	// a plan creating n routes does not scan n claims in each of their checks.
+	kinds map[string]map[string]any
 }
 
 func claimKey(kind, workspace, name string) string { return kind + "/" + workspace + "/" + name }
@@ -142,6 +146,14 @@ func (c *claims) claim(kind, workspace, name string, plan any) bool {
 		return false
 	}
 	c.by[key] = plan
+	group := claimKey(kind, workspace, "")
+	if c.kinds == nil {
+		c.kinds = map[string]map[string]any{}
+	}
+	if c.kinds[group] == nil {
+		c.kinds[group] = map[string]any{}
+	}
+	c.kinds[group][name] = plan
 	return true
 }
 
@@ -165,14 +177,24 @@ func (e *Env) Planned(k hub.Kind, workspace, name string) bool {
 func PlannedModels[M any](e *Env, k hub.Kind, workspace string) map[string]*M {
 	e.claims.mu.Lock()
 	defer e.claims.mu.Unlock()
-	out := map[string]*M{}
-	prefix := claimKey(k.Kind, workspace, "")
-	for key, v := range e.claims.by {
-		if m, ok := v.(*M); ok && strings.HasPrefix(key, prefix) {
-			out[strings.TrimPrefix(key, prefix)] = m
+	group := e.claims.kinds[claimKey(k.Kind, workspace, "")]
+	out := make(map[string]*M, len(group))
+	for name, v := range group {
+		if m, ok := v.(*M); ok {
+			out[name] = m
 		}
 	}
 	return out
+}
+
+// PlannedModel is the planned model of the object k workspace/name that a resource of this
+// configuration planned earlier in this process creates (PlannedModels), found without reading
+// the other claims; ok is false when none does.
+func PlannedModel[M any](e *Env, k hub.Kind, workspace, name string) (m *M, ok bool) {
+	e.claims.mu.Lock()
+	defer e.claims.mu.Unlock()
+	m, ok = e.claims.by[claimKey(k.Kind, workspace, name)].(*M)
+	return m, ok
 }
 
 // checkNew checks an object this plan creates: no other resource of the configuration may create

@@ -82,6 +82,24 @@ func TestRouteFrom(t *testing.T) {
 	}
 }
 
+// The hub's spec writes every list and map out, empty ones too; they read back as none (nil), as
+// the provider's plan model has them, so that a plain comparison tells an unchanged route.
+func TestRouteFromEmptyIsNil(t *testing.T) {
+	want := routing.Route{Name: "eu", Priority: 1, Registries: []string{"r"},
+		ClusterSelectors: []routing.Selector{{MatchExpressions: []routing.Requirement{{Key: "zone", Operator: routing.Exists}}}, {}}}
+	u := routeObject("eu", RouteSpec(want, "0s"))
+	if spec := u.Object["spec"].(map[string]any); spec["clusterNames"] == nil || spec["clusterSelectors"].([]any)[1].(map[string]any)["matchLabels"] == nil {
+		t.Fatalf("RouteSpec left out an empty list: %v", spec)
+	}
+	got, err := RouteFrom(&u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("RouteFrom(RouteSpec) =\n%#v\nwant\n%#v", got, want)
+	}
+}
+
 // One bad value on the hub names the object and the field, and leaves the other objects usable.
 func TestAssembleSkipsBadObjects(t *testing.T) {
 	good := routeObject("good", map[string]any{"priority": int64(1), "clusterNames": []any{"c1"}, "registries": []any{"r"}})

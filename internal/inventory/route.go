@@ -11,7 +11,9 @@ import (
 
 // RouteFrom reads an OCIStorageRoute for the routing library. It reads field by field, so that one
 // bad value (a replicationWait of "1d" set with kubectl) is an error naming that field while the
-// rest of the route is still filled in.
+// rest of the route is still filled in. An empty list or map reads as nil, as the provider's plan
+// model builds it, so that the hub's route (every list written out, RouteSpec) and the plan's
+// (empty lists left out) compare equal with a plain comparison.
 func RouteFrom(u *unstructured.Unstructured) (routing.Route, error) {
 	spec, _, _ := unstructured.NestedMap(u.Object, "spec")
 	r := routing.Route{Name: u.GetName()}
@@ -42,7 +44,7 @@ func RouteFrom(u *unstructured.Unstructured) (routing.Route, error) {
 	for _, s := range sels {
 		m, _ := s.(map[string]any)
 		sel := routing.Selector{}
-		if ml, ok := m["matchLabels"].(map[string]any); ok {
+		if ml, _ := m["matchLabels"].(map[string]any); len(ml) > 0 {
 			sel.MatchLabels = map[string]string{}
 			for k, v := range ml {
 				sel.MatchLabels[k], _ = v.(string)
@@ -71,9 +73,10 @@ func joinErrs(errs []error) string {
 	return s
 }
 
+// stringList reads a list of strings; nil when it is empty.
 func stringList(v any) []string {
 	items, _ := v.([]any)
-	if items == nil {
+	if len(items) == 0 {
 		return nil
 	}
 	out := make([]string, 0, len(items))

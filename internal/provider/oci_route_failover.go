@@ -9,7 +9,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 
 	"github.com/umkim/terraform-provider-fleet/internal/hubresource"
-	"github.com/umkim/terraform-provider-fleet/internal/inventory"
 	"github.com/umkim/terraform-provider-fleet/internal/routing"
 )
 
@@ -23,7 +22,7 @@ const predictedFailoverSummary = "Clusters will fail over"
 // planned values, so it says the same whatever order the plan checks resources in; the clusters
 // named are those the route wins among the hub's routes, which other routes of the same plan
 // may change (their own checks report that).
-func checkPredictedFailover(ctx context.Context, c hubresource.PlanCheck[ociRouteModel], route routing.Route, replaced []string, inv *inventory.Workspace, diags *diag.Diagnostics) {
+func checkPredictedFailover(ctx context.Context, c hubresource.PlanCheck[ociRouteModel], route routing.Route, won *routeWon, diags *diag.Diagnostics) {
 	if len(route.Registries) == 0 || strings.HasPrefix(route.Registries[0], unknownPrefix) {
 		return
 	}
@@ -39,7 +38,7 @@ func checkPredictedFailover(ctx context.Context, c hubresource.PlanCheck[ociRout
 		next = fmt.Sprintf("registry %q", route.Registries[1])
 	}
 	clusters := "the clusters it wins"
-	if names, err := wonBy(route, replaced, inv); err == nil {
+	if names, err := won.Clusters(); err == nil {
 		clusters = fmt.Sprintf("%d cluster(s) it wins (%s)", len(names), listAtMost(names, 20))
 	}
 	waiting := ""

@@ -147,7 +147,8 @@ var (
 // routeOf converts the model for the routing library. Unknown values are filled in so that
 // what is known can be checked: an unknown element of a list by a placeholder name, an unknown
 // list or scalar by its zero value. known is false when anything was unknown; vague names the
-// attributes that are wholly unknown.
+// attributes that are wholly unknown. An empty list or map is nil, as inventory.RouteFrom reads the
+// hub's, so that a route the plan leaves as it is equals the hub's (unchangedOnHub).
 func routeOf(ctx context.Context, m *ociRouteModel) (r routing.Route, known bool, vague map[string]bool, diags diag.Diagnostics) {
 	vague = map[string]bool{}
 	placeholders := 0
@@ -192,11 +193,17 @@ func routeOf(ctx context.Context, m *ociRouteModel) (r routing.Route, known bool
 		}
 		sel := routing.Selector{}
 		diags.Append(s.MatchLabels.ElementsAs(ctx, &sel.MatchLabels, false)...)
+		if len(sel.MatchLabels) == 0 {
+			sel.MatchLabels = nil // as inventory.RouteFrom reads the hub's {}
+		}
 		var exprs []expressionModel
 		diags.Append(s.MatchExpressions.ElementsAs(ctx, &exprs, false)...)
 		for _, e := range exprs {
 			req := routing.Requirement{Key: e.Key.ValueString(), Operator: routing.Operator(e.Operator.ValueString())}
 			diags.Append(e.Values.ElementsAs(ctx, &req.Values, false)...)
+			if len(req.Values) == 0 {
+				req.Values = nil
+			}
 			sel.MatchExpressions = append(sel.MatchExpressions, req)
 		}
 		r.ClusterSelectors = append(r.ClusterSelectors, sel)
@@ -453,12 +460,6 @@ func checkOCIRoutePlan(ctx context.Context, c hubresource.PlanCheck[ociRouteMode
 		planName = c.Plan.Name.ValueString()
 		replaced = append(replaced, planName)
 	}
-	var onHub *routing.Route
-	for i, r := range inv.Routes {
-		if r.Name == planName {
-			onHub = &inv.Routes[i]
-		}
-	}
 	for _, bad := range inv.Invalid {
 		if bad.Kind == inventory.RouteKind.Kind && (bad.Name == planName || bad.Name == priorName) {
 			diags.AddWarning("Invalid OCIStorageRoute on the hub", fmt.Sprintf("%s; apply writes the configured route.", bad))
@@ -473,6 +474,7 @@ func checkOCIRoutePlan(ctx context.Context, c hubresource.PlanCheck[ociRouteMode
 	if diags.Append(d...); d.HasError() {
 		return diags
 	}
+	won := wonBy(route, replaced, inv) // whether it is unchanged on the hub, decided once for every check
 	if !vague["registries"] {
 		checkRegistries(c, route, inv, &diags)
 		checkChainCAs(c, route, inv, &diags)
@@ -490,7 +492,7 @@ func checkOCIRoutePlan(ctx context.Context, c hubresource.PlanCheck[ociRouteMode
 		}
 	}
 	if !vague["registries"] && !vague["replication_wait"] {
-		checkPredictedFailover(ctx, c, route, replaced, inv, &diags)
+		checkPredictedFailover(ctx, c, route, won, &diags)
 	}
 	if !vague["priority"] && !vague["default"] {
 		checkCollisions(c.Env, route, priorRoute, replaced, inv, c.Workspace, &diags)
@@ -502,10 +504,9 @@ func checkOCIRoutePlan(ctx context.Context, c hubresource.PlanCheck[ociRouteMode
 		diags.AddWarning("Route effect not checked", fmt.Sprintf("Route %q has values known only at apply, so its effect on clusters was not computed.", route.Name))
 		return diags
 	}
-	unchanged := onHub != nil && sameRoute(*onHub, route)
-	checkFirstRegistryReachable(ctx, c, inv, route, replaced, &diags)
-	checkRouteVerify(ctx, c, route, known, replaced, inv, &diags)
-	if unchanged {
+	checkFirstRegistryReachable(ctx, c, route, won, &diags)
+	checkRouteVerify(ctx, c, route, known, won, &diags)
+	if won.Unchanged {
 		return diags // unchanged: what other routes' changes do to its clusters is reported on them
 	}
 	diags.Append(routeEffect(inv, c.Workspace, fmt.Sprintf("Applying route %q", route.Name), routing.Change{Removed: replaced, Next: &route})...)
@@ -545,11 +546,10 @@ func checkRegistries(c hubresource.PlanCheck[ociRouteModel], route routing.Route
 // value here, and by its planned value in its own check (checkOCIRegistryPlan), which warns of its
 // routes.
 func checkChainCAs(c hubresource.PlanCheck[ociRouteModel], route routing.Route, inv *inventory.Workspace, diags *diag.Diagnostics) {
-	planned := hubresource.PlannedModels[ociRegistryModel](c.Env, secretKind, c.Workspace)
 	var parts []work.Part
-	for _, reg := range route.Registries {
+	for _, reg := range route.Registries { // one lookup per registry: a plan of n routes stays linear
 		size := inv.Registries[reg].CABytes
-		if p, ok := planned[reg]; ok {
+		if p, ok := hubresource.PlannedModel[ociRegistryModel](c.Env, secretKind, c.Workspace, reg); ok {
 			size = len(p.CACerts.ValueString())
 		}
 		parts = append(parts, work.Part{What: strconv.Quote(reg), Size: size})

@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/umkim/terraform-provider-fleet/internal/hubresource"
-	"github.com/umkim/terraform-provider-fleet/internal/inventory"
 	"github.com/umkim/terraform-provider-fleet/internal/puller"
 	"github.com/umkim/terraform-provider-fleet/internal/routing"
 )
@@ -165,7 +164,7 @@ func stringList(v any) []string {
 // checkRouteVerify warns when the plan makes the route start, change or stop verifying
 // signatures, naming the clusters the route has after this change: from then on each pulls
 // only artifacts signed as verify says, and skips registries without the signature.
-func checkRouteVerify(ctx context.Context, c hubresource.PlanCheck[ociRouteModel], route routing.Route, known bool, replaced []string, inv *inventory.Workspace, diags *diag.Diagnostics) {
+func checkRouteVerify(ctx context.Context, c hubresource.PlanCheck[ociRouteModel], route routing.Route, known bool, won *routeWon, diags *diag.Diagnostics) {
 	planned, vKnown, _ := verifyOf(ctx, c.Plan.Verify)
 	var prior *puller.Verify
 	if c.Prior != nil {
@@ -176,7 +175,7 @@ func checkRouteVerify(ctx context.Context, c hubresource.PlanCheck[ociRouteModel
 	}
 	clusters := "its clusters"
 	if known {
-		if names, err := wonBy(route, replaced, inv); err == nil {
+		if names, err := won.Clusters(); err == nil {
 			clusters = fmt.Sprintf("its %d cluster(s)", len(names))
 			if len(names) > 0 {
 				clusters += " (" + listAtMost(names, 20) + ")"

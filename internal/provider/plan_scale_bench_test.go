@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -49,14 +50,16 @@ func serveBenchProvider(stats string) int {
 			ru, _ = cmd.ProcessState.SysUsage().(*syscall.Rusage)
 		}
 	} else {
-		if dir := os.Getenv(envBenchProviderProfile); dir != "" {
+		dir := os.Getenv(envBenchProviderProfile)
+		if dir != "" {
 			f, e := os.Create(filepath.Join(dir, fmt.Sprintf("provider-%d.pprof", os.Getpid())))
 			if e == nil && pprof.StartCPUProfile(f) == nil {
 				defer func() { pprof.StopCPUProfile(); f.Close() }()
 			}
+			defer sampleHeap(filepath.Join(dir, fmt.Sprintf("provider-%d", os.Getpid())))()
 		}
 		err = providerserver.Serve(context.Background(), New("bench"), providerserver.ServeOpts{Address: Address})
-		if dir := os.Getenv(envBenchProviderProfile); dir != "" { // what the provider still holds as it stops
+		if dir != "" { // what the provider still holds as it stops, every call done
 			if f, e := os.Create(filepath.Join(dir, fmt.Sprintf("provider-%d.heap", os.Getpid()))); e == nil {
 				_ = pprof.WriteHeapProfile(f)
 				f.Close()
@@ -78,6 +81,57 @@ func serveBenchProvider(stats string) int {
 		return 1
 	}
 	return 0
+}
+
+// sampleHeap records the live heap (as of the last collection), the heap goal and the Go
+// runtime's total memory every 100 ms into prefix+".mem" (their peaks and the last sample,
+// rewritten every second: the CLI may kill the provider before it stops), and each time the live
+// heap reaches a new peak (by a tenth at least) a heap profile into prefix+".peak.heap" and the
+// goroutines into prefix+".peak.goroutines": what the
+// plan refers to at its most, against what the collector lets grow up to its goal.
+func sampleHeap(prefix string) (stop func()) {
+	samples := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/heap/goal:bytes"}, {Name: "/memory/classes/total:bytes"}}
+	peaks := make([]uint64, len(samples))
+	mib := func(b uint64) float64 { return float64(b) / (1 << 20) }
+	write := func() {
+		line := fmt.Sprintf("peak_live_heap_mib=%.1f peak_heap_goal_mib=%.1f peak_go_total_mib=%.1f last_live_heap_mib=%.1f\n",
+			mib(peaks[0]), mib(peaks[1]), mib(peaks[2]), mib(samples[0].Value.Uint64()))
+		_ = os.WriteFile(prefix+".mem", []byte(line), 0o644)
+	}
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		var profiled uint64
+		for i := 0; ; i++ {
+			metrics.Read(samples)
+			for i, s := range samples {
+				peaks[i] = max(peaks[i], s.Value.Uint64())
+			}
+			if live := samples[0].Value.Uint64(); live > profiled+profiled/10 && live > 16<<20 {
+				if f, err := os.Create(prefix + ".peak.heap"); err == nil {
+					_ = pprof.WriteHeapProfile(f) // as of the last collection: the live heap just read
+					f.Close()
+				}
+				if f, err := os.Create(prefix + ".peak.goroutines"); err == nil {
+					_ = pprof.Lookup("goroutine").WriteTo(f, 1) // what holds on to its calls
+					f.Close()
+				}
+				profiled = live
+			}
+			if i%10 == 0 {
+				write()
+			}
+			select {
+			case <-done:
+				write()
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() { close(done); <-stopped }
 }
 
 // buildProvider builds the provider binary (main.go at the module's root) into dir.
@@ -132,11 +186,13 @@ func readProviderUsage(b *testing.B, path string) providerUsage {
 // ManagedClusters, the provider served by this test binary in a process of its own, and prints
 // one line per size
 //
-//	plan: routes=N clusters=10000 plan_s=… provider_cpu_ms_per_route=… provider_peak_rss_mib=…
+//	plan: routes=N clusters=10000 plan_s=… provider_cpu_ms_per_route=… provider_peak_rss_mib=… provider_rss_mib_per_route=…
 //
 // then how the provider's CPU per route grows: flatness is its value at the largest size over
 // at the smallest (1 is flat; a fixed cost per plan, such as listing the clusters, makes it
-// less), and marginal_ms_per_route the CPU each route past the smallest size added. The routes
+// less), and marginal_ms_per_route the CPU each route past the smallest size added; likewise
+// marginal_rss_mib_per_route, the peak RSS each route past the smallest size added, and
+// fixed_rss_mib, what is left of the smallest size's peak without its routes' share. The routes
 // are written to the hub as the provider writes them (the first by an apply, the others copied
 // from it) and their state copied from the applied one, so that only the plan is timed; each
 // plan must find no changes. FLEET_BENCH_PLAN_PROFILE=<folder> saves the provider's CPU profile
@@ -201,15 +257,18 @@ func BenchmarkPlanScale(b *testing.B) {
 		}
 		results = append(results, best)
 		perRoute := float64(best.usage.cpu.Microseconds()) / 1000 / float64(n)
-		fmt.Printf("plan: routes=%d clusters=%d plan_s=%.2f provider_cpu_ms_per_route=%.3f provider_peak_rss_mib=%.1f (provider_cpu_s=%.2f provider_processes=%d cli=%s)\n",
-			n, fleet.clusters, best.plan.Seconds(), perRoute, float64(best.usage.peakRSSKB)/1024, best.usage.cpu.Seconds(), best.usage.processes, filepath.Base(cli))
+		rssMiB := float64(best.usage.peakRSSKB) / 1024
+		fmt.Printf("plan: routes=%d clusters=%d plan_s=%.2f provider_cpu_ms_per_route=%.3f provider_peak_rss_mib=%.1f provider_rss_mib_per_route=%.3f (provider_cpu_s=%.2f provider_processes=%d cli=%s)\n",
+			n, fleet.clusters, best.plan.Seconds(), perRoute, rssMiB, rssMiB/float64(n), best.usage.cpu.Seconds(), best.usage.processes, filepath.Base(cli))
 	}
 	if len(results) > 1 {
 		first, last := results[0], results[len(results)-1]
 		per := func(r result) float64 { return float64(r.usage.cpu.Microseconds()) / 1000 / float64(r.n) }
 		marginal := float64((last.usage.cpu - first.usage.cpu).Microseconds()) / 1000 / float64(last.n-first.n)
-		fmt.Printf("plan: flatness_%d_vs_%d=%.2f marginal_ms_per_route=%.3f fixed_ms=%.0f\n", last.n, first.n, per(last)/per(first), marginal,
-			float64(first.usage.cpu.Microseconds())/1000-marginal*float64(first.n))
+		rss := func(r result) float64 { return float64(r.usage.peakRSSKB) / 1024 }
+		marginalRSS := (rss(last) - rss(first)) / float64(last.n-first.n)
+		fmt.Printf("plan: flatness_%d_vs_%d=%.2f marginal_ms_per_route=%.3f fixed_ms=%.0f marginal_rss_mib_per_route=%.3f fixed_rss_mib=%.0f\n", last.n, first.n, per(last)/per(first), marginal,
+			float64(first.usage.cpu.Microseconds())/1000-marginal*float64(first.n), marginalRSS, rss(first)-marginalRSS*float64(first.n))
 		b.ReportMetric(per(last), "cpu_ms/route")
 		b.ReportMetric(per(last)/per(first), "flatness")
 	}
@@ -251,7 +310,9 @@ func newBenchCLI(b *testing.B, cli, self, provider string) *benchCLI {
 	}
 	env := append(os.Environ(), "TF_CLI_CONFIG_FILE="+rc, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1", envBenchProviderExec+"="+provider)
 	if p := os.Getenv("FLEET_BENCH_PLAN_PROFILE"); p != "" {
-		env = append(env, envBenchProviderProfile+"="+p)
+		// This test binary then serves the provider itself: with the SDK's logs off, as the
+		// provider's main turns them off when no TF_LOG variable asks for them (quietSDKLogs).
+		env = append(env, envBenchProviderProfile+"="+p, "TF_LOG_SDK=OFF", "TF_LOG_SDK_FRAMEWORK=OFF", "TF_LOG_SDK_PROTO=OFF")
 	}
 	return &benchCLI{b: b, cli: cli, dir: work, env: env, dyn: dynamic.NewForConfigOrDie(testRESTConfig(b))}
 }

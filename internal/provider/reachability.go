@@ -14,7 +14,6 @@ import (
 	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
 	"github.com/umkim/terraform-provider-fleet/internal/hubresource"
-	"github.com/umkim/terraform-provider-fleet/internal/inventory"
 	"github.com/umkim/terraform-provider-fleet/internal/routing"
 )
 
@@ -95,7 +94,7 @@ const unreachableSummary = "First registry unreachable"
 // reported data: a cluster that has not reported counts for nothing). It is a warning: which
 // clusters a route wins depends on other routes of the same plan, and the registry's state is the
 // network's, not the configuration's.
-func checkFirstRegistryReachable(ctx context.Context, c hubresource.PlanCheck[ociRouteModel], inv *inventory.Workspace, route routing.Route, replaced []string, diags *diag.Diagnostics) {
+func checkFirstRegistryReachable(ctx context.Context, c hubresource.PlanCheck[ociRouteModel], route routing.Route, won *routeWon, diags *diag.Diagnostics) {
 	if len(route.Registries) == 0 {
 		return
 	}
@@ -103,14 +102,14 @@ func checkFirstRegistryReachable(ctx context.Context, c hubresource.PlanCheck[oc
 	if len(statuses) == 0 {
 		return
 	}
-	won, err := wonBy(route, replaced, inv)
-	if err != nil || len(won) == 0 {
+	wins, err := won.Clusters()
+	if err != nil || len(wins) == 0 {
 		return
 	}
 	first := route.Registries[0]
 	reach := reachByCluster(c.Hub, c.Workspace, first, statuses)
 	var failing []clusterReach
-	for _, cluster := range won { // sorted, as the reports were
+	for _, cluster := range wins { // sorted, as the reports were
 		if r, ok := reach[cluster]; ok && r.State != v1alpha1.Reachable {
 			failing = append(failing, r)
 		}
@@ -118,7 +117,7 @@ func checkFirstRegistryReachable(ctx context.Context, c hubresource.PlanCheck[oc
 	if len(failing) == 0 {
 		return
 	}
-	msg := fmt.Sprintf("%s is %s of %d clusters of route %s (%s)", first, describeStates(failing), len(won), route.Name, probedAgo(failing, time.Now()))
+	msg := fmt.Sprintf("%s is %s of %d clusters of route %s (%s)", first, describeStates(failing), len(wins), route.Name, probedAgo(failing, time.Now()))
 	names := make([]string, len(failing))
 	for i, f := range failing {
 		names[i] = f.Cluster

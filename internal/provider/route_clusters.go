@@ -6,21 +6,37 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/umkim/terraform-provider-fleet/internal/inventory"
 	"github.com/umkim/terraform-provider-fleet/internal/routing"
 )
 
-// wonBy is the clusters of the workspace that route wins once it replaces the hub's routes named
-// replaced, sorted. A route the plan leaves as it is on the hub wins what the hub's resolution,
-// made once per plan, gives it; only a changed route is routed anew over every cluster.
-func wonBy(route routing.Route, replaced []string, inv *inventory.Workspace) ([]string, error) {
-	if unchangedOnHub(route, replaced, inv) {
-		won, err := inv.Wins(route.Name)
-		return slices.Clone(won), err
-	}
-	return routeWins(route, replaced, inv)
+// routeWon is what one route's plan check knows of the clusters the route wins once its change
+// applies. Whether the change leaves the hub's routes as they are is decided once, as the check
+// begins; the clusters are found at most once, on first use: a route the plan leaves as it is
+// wins what the hub's resolution, made once per plan, gives it; only a changed route is routed
+// anew over every cluster.
+type routeWon struct {
+	// Unchanged: the route replaces only itself, and the hub has it with these very values.
+	Unchanged bool
+	clusters  func() ([]string, error)
 }
+
+// wonBy is what route wins once it replaces the hub's routes named replaced.
+func wonBy(route routing.Route, replaced []string, inv *inventory.Workspace) *routeWon {
+	w := &routeWon{Unchanged: unchangedOnHub(route, replaced, inv)}
+	w.clusters = sync.OnceValues(func() ([]string, error) {
+		if w.Unchanged {
+			return inv.Wins(route.Name)
+		}
+		return routeWins(route, replaced, inv)
+	})
+	return w
+}
+
+// Clusters is the clusters the route wins, sorted by name. Callers must not modify them.
+func (w *routeWon) Clusters() ([]string, error) { return w.clusters() }
 
 // routeWins routes every cluster of the workspace with route in place of the hub's routes named
 // replaced, and returns the clusters route wins, sorted.
@@ -45,7 +61,9 @@ func routeWins(route routing.Route, replaced []string, inv *inventory.Workspace)
 }
 
 // unchangedOnHub reports whether route replacing the hub's routes named replaced leaves the hub's
-// routes as they are: it replaces only itself, and the hub has it with these very values.
+// routes as they are: it replaces only itself, and the hub has it with these very values. The
+// plan's model and the hub's spec both read an empty list as none (routeOf, inventory.RouteFrom),
+// so a plain comparison serves.
 func unchangedOnHub(route routing.Route, replaced []string, inv *inventory.Workspace) bool {
 	for _, name := range replaced {
 		if name != route.Name {
@@ -53,44 +71,7 @@ func unchangedOnHub(route routing.Route, replaced []string, inv *inventory.Works
 		}
 	}
 	i, ok := slices.BinarySearchFunc(inv.Routes, route.Name, func(r routing.Route, name string) int { return strings.Compare(r.Name, name) })
-	return ok && sameRoute(inv.Routes[i], route)
-}
-
-// sameRoute reports whether a and b route alike: the same values, an empty list or map being no
-// list or map (the hub's spec writes every list out, a plan leaves an empty one out).
-func sameRoute(a, b routing.Route) bool {
-	return reflect.DeepEqual(normalRoute(a), normalRoute(b))
-}
-
-func normalRoute(r routing.Route) routing.Route {
-	r.ClusterNames, r.ClusterGroups, r.Registries = nilIfEmpty(r.ClusterNames), nilIfEmpty(r.ClusterGroups), nilIfEmpty(r.Registries)
-	if len(r.ClusterSelectors) == 0 {
-		r.ClusterSelectors = nil
-	}
-	sels := make([]routing.Selector, len(r.ClusterSelectors))
-	for i, s := range r.ClusterSelectors {
-		if len(s.MatchLabels) == 0 {
-			s.MatchLabels = nil
-		}
-		var exprs []routing.Requirement
-		for _, e := range s.MatchExpressions {
-			e.Values = nilIfEmpty(e.Values)
-			exprs = append(exprs, e)
-		}
-		s.MatchExpressions = exprs
-		sels[i] = s
-	}
-	if r.ClusterSelectors != nil {
-		r.ClusterSelectors = sels
-	}
-	return r
-}
-
-func nilIfEmpty(s []string) []string {
-	if len(s) == 0 {
-		return nil
-	}
-	return s
+	return ok && reflect.DeepEqual(inv.Routes[i], route)
 }
 
 // listAtMost joins names, naming at most limit of them, or says "none yet".

@@ -1,10 +1,15 @@
 package provider
 
 import (
+	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+
+	"github.com/umkim/terraform-provider-fleet/internal/hubresource"
 	"github.com/umkim/terraform-provider-fleet/internal/inventory"
 	"github.com/umkim/terraform-provider-fleet/internal/routing"
 )
@@ -28,7 +33,8 @@ func routeClustersWorkspace() *inventory.Workspace {
 func TestWonByUnchangedRouteIsRoutedOnce(t *testing.T) {
 	w := routeClustersWorkspace()
 	for _, r := range w.Routes {
-		got, err := wonBy(r, []string{r.Name}, w)
+		won := wonBy(r, []string{r.Name}, w)
+		got, err := won.Clusters()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,17 +45,18 @@ func TestWonByUnchangedRouteIsRoutedOnce(t *testing.T) {
 		if !slices.Equal(got, want) || len(want) == 0 {
 			t.Errorf("route %s: wonBy %v, routed anew %v", r.Name, got, want)
 		}
-		if !unchangedOnHub(r, []string{r.Name}, w) {
+		if !won.Unchanged {
 			t.Errorf("route %s as on the hub is not seen as unchanged", r.Name)
 		}
 	}
 	// b moved before a takes the clusters of tier t1 in zone z0 from a: all 8 of tier t1.
 	moved := w.Routes[1]
 	moved.Priority = 5
-	if unchangedOnHub(moved, []string{"b"}, w) {
+	won := wonBy(moved, []string{"b"}, w)
+	if won.Unchanged {
 		t.Fatal("a changed priority is seen as unchanged")
 	}
-	got, err := wonBy(moved, []string{"b"}, w)
+	got, err := won.Clusters()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,14 +91,34 @@ func TestSelectorCandidates(t *testing.T) {
 
 // A route as the hub spells it (every list written out, empty ones too) is the same route as the
 // plan's, which leaves empty lists out: otherwise every unchanged route of a plan is routed anew.
-func TestSameRouteIgnoresEmptyLists(t *testing.T) {
-	hub := routing.Route{Name: "r", Priority: 1, ClusterNames: []string{}, ClusterGroups: []string{}, Registries: []string{"central"},
-		ClusterSelectors: []routing.Selector{{MatchLabels: map[string]string{"zone": "z1"}, MatchExpressions: []routing.Requirement{}}}}
-	plan := routing.Route{Name: "r", Priority: 1, Registries: []string{"central"},
-		ClusterSelectors: []routing.Selector{{MatchLabels: map[string]string{"zone": "z1"}}}}
-	if !sameRoute(hub, plan) {
-		t.Error("the hub's spelling of the plan's route is seen as another route")
+// Both sides build an empty list as nil (routeOf, inventory.RouteFrom), so a plain comparison
+// serves: the plan's model, written as apply writes it and read back, is the route planned.
+func TestPlannedRouteEqualsHubSpelling(t *testing.T) {
+	ctx := context.Background()
+	empty := route("r", 1, "central")
+	empty.ClusterNames, empty.ClusterGroups = strSet(), strSet()
+	empty.ClusterSelectors = sels(sel(map[string]string{"zone": "z1"}, []attr.Value{}), sel(map[string]string{}, []attr.Value{expr("tier", "Exists", []string{})}))
+	for name, m := range map[string]ociRouteModel{"empty lists": empty, "null lists": route("r", 1, "central")} {
+		planned, known, _, diags := routeOf(ctx, &m)
+		if !known || diags.HasError() {
+			t.Fatalf("%s: routeOf: known %v, %v", name, known, diags)
+		}
+		obj, diags := expandOCIRoute(ctx, hubresource.ExpandRequest[ociRouteModel]{Plan: &m})
+		if diags.HasError() {
+			t.Fatalf("%s: expand: %v", name, diags)
+		}
+		obj.SetName("r") // the engine's part of the object
+		onHub, err := inventory.RouteFrom(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := &inventory.Workspace{Name: "ws", Routes: []routing.Route{onHub}}
+		if !reflect.DeepEqual(onHub, planned) || !unchangedOnHub(planned, []string{"r"}, w) {
+			t.Errorf("%s: the hub's spelling of the plan's route is seen as another route:\nhub  %#v\nplan %#v", name, onHub, planned)
+		}
 	}
+	w := &inventory.Workspace{Name: "ws", Routes: []routing.Route{{Name: "r", Priority: 1, Registries: []string{"central"},
+		ClusterSelectors: []routing.Selector{{MatchLabels: map[string]string{"zone": "z1"}}}}}}
 	for name, change := range map[string]func(*routing.Route){
 		"priority":  func(r *routing.Route) { r.Priority = 2 },
 		"selector":  func(r *routing.Route) { r.ClusterSelectors[0].MatchLabels = map[string]string{"zone": "z2"} },
@@ -99,10 +126,10 @@ func TestSameRouteIgnoresEmptyLists(t *testing.T) {
 		"a name":    func(r *routing.Route) { r.ClusterNames = []string{"c1"} },
 		"no select": func(r *routing.Route) { r.ClusterSelectors = nil },
 	} {
-		changed := plan
+		changed := w.Routes[0]
 		changed.ClusterSelectors = []routing.Selector{{MatchLabels: map[string]string{"zone": "z1"}}}
 		change(&changed)
-		if sameRoute(hub, changed) {
+		if unchangedOnHub(changed, []string{"r"}, w) {
 			t.Errorf("a changed %s is seen as the same route", name)
 		}
 	}
