@@ -82,8 +82,10 @@ func readOnlyMappings() ([]mapping, error) {
 	return out, sc.Err()
 }
 
-// run releases the binary's pages each time the resident file-backed memory passes limit,
-// reading it every period for the first fast of its run and every slow afterwards, until Stop.
+// run releases the binary's pages each time the resident file-backed memory passes limit, then
+// each time it has grown by more than limit since the last release (so that other files mapped
+// do not make it release in a loop), reading it every period for the first fast of its run and
+// every slow afterwards, until Stop.
 func (p *pagerState) run(limit int64, period, fast, slow time.Duration) {
 	defer close(p.done)
 	// The binary's mappings are the kernel's, from exec: read once.
@@ -96,8 +98,8 @@ func (p *pagerState) run(limit int64, period, fast, slow time.Duration) {
 		return
 	}
 	defer statm.Close()
-	page := int64(os.Getpagesize())
 	buf := make([]byte, 128)
+	var base int64 // what stays resident after a release: none before the first
 	t := time.NewTicker(period)
 	defer t.Stop()
 	slowFrom := time.Now().Add(fast)
@@ -111,24 +113,34 @@ func (p *pagerState) run(limit int64, period, fast, slow time.Duration) {
 				t.Reset(slow)
 			}
 		}
-		n, err := statm.ReadAt(buf, 0)
-		if n == 0 && err != nil {
-			return
-		}
-		// size resident shared ...: shared is the resident file-backed (and shmem) pages.
-		f := bytes.Fields(buf[:n])
-		if len(f) < 3 {
-			return
-		}
-		shared, err := strconv.ParseInt(string(f[2]), 10, 64)
+		resident, err := residentFile(statm, buf)
 		if err != nil {
 			return
 		}
-		if shared*page > limit {
-			if _, err := release(ranges); err != nil {
-				return
-			}
-			p.releases++
+		if resident-base <= limit {
+			continue
+		}
+		if _, err := release(ranges); err != nil {
+			return
+		}
+		p.releases++
+		if base, err = residentFile(statm, buf); err != nil {
+			return
 		}
 	}
+}
+
+// residentFile returns the resident file-backed (and shared memory) bytes of the process, the
+// third field of /proc/self/statm, read into buf.
+func residentFile(statm *os.File, buf []byte) (int64, error) {
+	n, err := statm.ReadAt(buf, 0)
+	if n == 0 && err != nil {
+		return 0, err
+	}
+	f := bytes.Fields(buf[:n])
+	if len(f) < 3 {
+		return 0, fmt.Errorf("/proc/self/statm: unexpected %q", buf[:n])
+	}
+	pages, err := strconv.ParseInt(string(f[2]), 10, 64)
+	return pages * int64(os.Getpagesize()), err
 }

@@ -1,7 +1,6 @@
 package initpages
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -135,7 +134,7 @@ func TestPagerReleasesPastLimit(t *testing.T) {
 		total += len(data)
 	}
 	const slack = 4 << 20
-	limit := residentFile(t) + slack
+	limit := residentFileT(t) + slack
 	p := &pagerState{stop: make(chan struct{}), done: make(chan struct{})}
 	go p.run(limit, time.Millisecond, time.Hour, time.Hour)
 	page := os.Getpagesize()
@@ -145,7 +144,7 @@ func TestPagerReleasesPastLimit(t *testing.T) {
 		for off := 0; off < len(data); off += page {
 			sum += data[off]
 			if off%(256*page) == 0 { // every MiB
-				peak = max(peak, residentFile(t))
+				peak = max(peak, residentFileT(t))
 				time.Sleep(time.Millisecond)
 			}
 		}
@@ -199,19 +198,19 @@ func touch(data []byte) (sum byte) {
 	return sum
 }
 
-// residentFile returns the resident file-backed bytes of this process (statm's shared).
-func residentFile(t *testing.T) int64 {
+// residentFileT returns the resident file-backed bytes of this process, as the pager reads them.
+func residentFileT(t *testing.T) int64 {
 	t.Helper()
-	b, err := os.ReadFile("/proc/self/statm")
+	statm, err := os.Open("/proc/self/statm")
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := bytes.Fields(b)
-	pages, err := strconv.ParseInt(string(f[2]), 10, 64)
+	defer statm.Close()
+	n, err := residentFile(statm, make([]byte, 128))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pages * int64(os.Getpagesize())
+	return n
 }
 
 // exeReadOnlyRSS sums the resident KiB of this process's read-only mappings of its executable.
