@@ -26,8 +26,8 @@ const (
 	// pagerLimit is the resident file-backed memory past which the pager releases the
 	// binary's pages: the start-up peak is about this plus the heap (9 MiB at the end of
 	// package init) plus what is touched within one pagerPeriod. Measured on `agent --help`
-	// (2 cores, load 20): 8 MiB cost 50 ms of CPU more than no pager and 12 MiB 30 ms, with
-	// about the same peak.
+	// (2 cores, load 20-30): 8 MiB cost 50 ms of CPU more than no pager and 12 MiB 16-30 ms,
+	// with about the same peak, 29-36 MiB.
 	pagerLimit = 12 << 20
 	// pagerPeriod is how often the pager reads the resident size (/proc/self/statm) during the
 	// first pagerFast of the process, package init and the manager's set-up, where the
