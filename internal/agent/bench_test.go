@@ -122,7 +122,9 @@ func idleRSS(b *testing.B, launcher *testkit.RSSLauncher, tmp, fleetBin string) 
 	idleBin := testkit.ShippedBinary(b, "./testdata/idlemanager")
 	agentArgs := []string{"agent", "--kubeconfig", spoke.Kubeconfig, "--cache-dir", filepath.Join(tmp, "idle-cache"),
 		"--metrics-bind-address", "0", "--health-probe-bind-address", "0"}
-	agentMiB, _ = launcher.Run(b, 0, append([]string{"timeout", "--preserve-status", "-s", "INT", "5", fleetBin}, agentArgs...)...)
+	// --foreground: without it timeout also signals its process group, and a second SIGINT
+	// makes controller-runtime exit 1 at once.
+	agentMiB, _ = launcher.Run(b, 0, append([]string{"timeout", "--foreground", "--preserve-status", "-s", "INT", "5", fleetBin}, agentArgs...)...)
 	managerMiB, _ = launcher.Run(b, 0, idleBin, "--kubeconfig", spoke.Kubeconfig, "--for", "5s")
 
 	cmd := exec.Command(fleetBin, agentArgs...)
