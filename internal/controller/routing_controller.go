@@ -49,7 +49,8 @@ import (
 // and writes each route's status, writing only what differs from what it reads in its cache.
 type RoutingReconciler struct {
 	client.Client
-	// MaxConcurrentWrites bounds the writes one reconcile has in flight.
+	// MaxConcurrentWrites bounds the writes the reconciler has in flight, all its workers
+	// together; 0 means DefaultMaxConcurrentWrites.
 	MaxConcurrentWrites int
 	// AlwaysWrite skips the comparison with what is on the hub and rewrites every work and
 	// status: the naive baseline the benchmark measures against. Never set it otherwise.
@@ -60,6 +61,9 @@ type RoutingReconciler struct {
 	// expect holds each workspace's writes until its cache holds them (kube.Expectations): a
 	// reconcile behind them writes nothing and waits for their watch events.
 	expect kube.Expectations[string]
+
+	semOnce sync.Once
+	sem     chan struct{} // the writes in flight (writer)
 }
 
 // workspaceState is one workspace as the cache shows it.
