@@ -26,7 +26,7 @@ import (
 // the install's reconcile ends, whose last step is the Deployed write; that reconcile may read
 // the release from a cache without the write (here always: WithLaggingCache), Installing again,
 // and nothing in it stops Helm: no status write to conflict. It must not run Helm again: the
-// release is read again from the API server first, and waits for the cache. Helm's history
+// reconciler expects its own write (kube.Expectations) and waits for the cache. Helm's history
 // stays at the one revision the install made.
 func TestNoHelmAgainBehindTheCache(t *testing.T) {
 	const target, name = "app-lag", "lag"

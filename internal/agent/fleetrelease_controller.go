@@ -130,6 +130,8 @@ type FleetReleaseReconciler struct {
 	deployed     map[types.NamespacedName]string     // hash of the values last deployed, by FleetRelease
 	driftChecked map[types.NamespacedName]time.Time  // when the release's drift was last checked
 	failures     map[types.NamespacedName]retryState // the back-off of failing releases
+	// expect holds each release's own writes until the cache holds them (kube.Expectations).
+	expect kube.Expectations[types.NamespacedName]
 }
 
 // retryState is the back-off of a failing release: how many attempts failed in a row for the
@@ -149,10 +151,22 @@ func (r *FleetReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request
 			r.remember(req.NamespacedName, "")
 			r.forgetDrift(req.NamespacedName)
 			r.forgetFailures(req.NamespacedName)
+			r.expect.Forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
 	}
+	// Nothing runs on a cache that does not hold the reconciler's last write of the release: the
+	// write that ends a reconcile is its last step, so the next reconcile (an OCIPull or Secret
+	// event queued meanwhile) can begin before the cache holds it, read the release Installing
+	// after the deploy that made it Deployed, and run Helm again: an upgrade that blocked the
+	// release's one worker for as long as a hook waits (up to the Helm timeout) and held up its
+	// deletion behind it. No watch passes a status write (its generation does not change): the
+	// wait's short requeue looks again.
+	if err := r.expect.Behind(req.NamespacedName, kube.Read(&rel)); err != nil {
+		return ctrl.Result{}, err
+	}
+	defer func() { r.expect.Wrote(req.NamespacedName, &rel) }() // the version its writes left, if any
 	if !rel.DeletionTimestamp.IsZero() {
 		if !controllerutil.ContainsFinalizer(&rel, v1alpha1.UninstallFinalizer) {
 			return ctrl.Result{}, nil
@@ -239,10 +253,6 @@ func (r *FleetReleaseReconciler) release(ctx context.Context, rel *v1alpha1.Flee
 	inputs := attemptInputs(rel, pullDigest, sum)
 	if wait := r.backingOff(req.NamespacedName, inputs); wait > 0 {
 		return ctrl.Result{RequeueAfter: wait}, true, nil
-	}
-	// Helm runs only on the API server's account of the release, not on a cache that lags.
-	if err := r.cacheCaughtUp(ctx, rel); err != nil {
-		return ctrl.Result{}, false, err
 	}
 	oci, err := r.Cache.Get(ctx)
 	if err != nil {
@@ -334,26 +344,6 @@ func (r *FleetReleaseReconciler) waitForOperation(status *v1alpha1.FleetReleaseS
 	return ctrl.Result{RequeueAfter: max(time.Until(busy.until), 0) + time.Second}, true, nil
 }
 
-// cacheCaughtUp reads rel again from the API server before Helm runs, and is a kube.Wait while
-// the cache holds an older version. The write that ends a reconcile is its last step, so the next
-// reconcile of the release (an OCIPull or Secret event queued meanwhile) can begin before the
-// cache holds that write: it read the release Installing after the deploy that made it Deployed,
-// and ran Helm again, an upgrade that blocked the release's one worker for as long as a hook
-// waits (up to the Helm timeout) and held up the release's deletion behind it. The status write
-// is not an event the release's watch passes (its generation did not change): the wait looks
-// again.
-func (r *FleetReleaseReconciler) cacheCaughtUp(ctx context.Context, rel *v1alpha1.FleetRelease) error {
-	var fresh v1alpha1.FleetRelease
-	if err := r.Reader.Get(ctx, client.ObjectKeyFromObject(rel), &fresh); err != nil {
-		return err
-	}
-	if fresh.ResourceVersion == rel.ResourceVersion {
-		return nil
-	}
-	return kube.Wait(0, reasonCacheBehind, fmt.Errorf("the agent's cache holds resourceVersion %s of the FleetRelease, the API server %s: looking again before Helm runs",
-		rel.ResourceVersion, fresh.ResourceVersion))
-}
-
 // attemptInputs identifies what an attempt at rel deploys: its generation, the chart's digest
 // and the values' hash. The back-off starts over when they change.
 func attemptInputs(rel *v1alpha1.FleetRelease, digest, values string) string {
@@ -442,7 +432,6 @@ const (
 	reasonPullMissing    = "PullNotDelivered"
 	reasonPullNotPulled  = "PullNotPulled"
 	reasonValuesNotFound = "ValuesSecretNotDelivered"
-	reasonCacheBehind    = "CacheBehind"
 )
 
 // values are spec.values merged with the values Secret's key, whose values win; a Secret not on

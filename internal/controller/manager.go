@@ -24,13 +24,15 @@ type HubOptions struct {
 }
 
 // The hub's write concurrency and client rate limits, sized from the write ceiling the
-// controller benchmark measures (plain clients writing the controller's objects). An idle local
-// apiserver takes some 450 writes a second, which 50 queries a second (client-go's habit) would
-// cap at a ninth. Plain writers were fastest at 64 in flight, but a reconcile with 64 in flight
-// wrote 9% more than it needed while converging (its own writes not yet in its cache when the
-// next reconcile read it), so it keeps 16.
+// controller benchmark measures (plain clients writing the controller's objects, the best of
+// 16, 64 and 256 in flight). An idle local apiserver takes some 450 writes a second, which 50
+// queries a second (client-go's habit) would cap at a ninth; plain writers are fastest at 64 in
+// flight, and the routing reconciler keeps as many (its own writes not yet in its cache cost no
+// extra write: kube.Expectations). Its workers share that bound: RoutingWorkers workspaces are
+// reconciled at once, so that one large workspace's writes do not hold up the others' planning.
 const (
-	DefaultMaxConcurrentWrites = 16
+	DefaultMaxConcurrentWrites = 64
+	RoutingWorkers             = 4
 	DefaultQPS                 = 500
 	DefaultBurst               = 1000
 )
@@ -43,7 +45,7 @@ func (o *HubOptions) BindFlags(fs *flag.FlagSet) {
 	o.Manager.BindFlags(fs, DefaultLeaderElectionID)
 	fs.StringVar(&o.Controllers, "controllers", strings.Join(sortedKeys(Reconcilers), ","), "comma-separated `list` of the reconcilers to run, of: "+strings.Join(sortedKeys(Reconcilers), ", "))
 	fs.DurationVar(&o.SyncPeriod, "sync-period", 10*time.Hour, "how often every workspace is reconciled even without a change")
-	fs.IntVar(&o.MaxConcurrentWrites, "max-concurrent-writes", DefaultMaxConcurrentWrites, "writes one reconcile may have in flight")
+	fs.IntVar(&o.MaxConcurrentWrites, "max-concurrent-writes", DefaultMaxConcurrentWrites, "writes the routing reconciler may have in flight, all workspaces together")
 	fs.StringVar(&o.GatewayNamespace, "gateway-namespace", DefaultGatewayNamespace, "`namespace` of the hub gateway's ConfigMaps (Traefik fragments of the hub-mode app routes): the controller's own, which tenants cannot write")
 	fs.DurationVar(&o.OrphanAfter, "orphan-after", DefaultOrphanAfter, "how long a deleted app or storage deployment waits for its work on a cluster that is not available before it goes without it")
 	fs.DurationVar(&o.ReplicationWindow, "replication-window", 24*time.Hour, "how far back the replication reconciler counts pushed artifacts in each registry's lag figures (OCIReplication)")

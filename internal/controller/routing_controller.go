@@ -48,13 +48,21 @@ import (
 // and writes each route's status, writing only what differs from what it reads in its cache.
 type RoutingReconciler struct {
 	client.Client
-	// MaxConcurrentWrites bounds the writes one reconcile has in flight.
+	// MaxConcurrentWrites bounds the writes the reconciler has in flight, all its workers
+	// together; 0 means DefaultMaxConcurrentWrites.
 	MaxConcurrentWrites int
 	// AlwaysWrite skips the comparison with what is on the hub and rewrites every work and
 	// status: the naive baseline the benchmark measures against. Never set it otherwise.
 	AlwaysWrite bool
 	// Recorder receives an Event on a route whose Ready condition changes; nil records none.
 	Recorder events.EventRecorder
+
+	// expect holds each workspace's writes until its cache holds them (kube.Expectations): a
+	// reconcile behind them writes nothing and waits for their watch events.
+	expect kube.Expectations[string]
+
+	semOnce sync.Once
+	sem     chan struct{} // the writes in flight (writer)
 }
 
 // workspaceState is one workspace as the cache shows it.
@@ -73,6 +81,10 @@ func (r *RoutingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	log := ctrl.LoggerFrom(ctx).WithValues("workspace", req.Name)
 	ctx = ctrl.LoggerInto(ctx, log)
 
+	// Nothing is compared with a cache that does not hold this controller's last writes yet.
+	if err := r.expect.Behind(req.Name, kube.FromCache(ctx, r.Client)); err != nil {
+		return ctrl.Result{}, err
+	}
 	ws, err := r.load(ctx, req.Name)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -81,10 +93,8 @@ func (r *RoutingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if plan.err != nil {
 		return ctrl.Result{}, plan.err
 	}
-	wrote := &writeLog{}
-	failed, delivered, err := r.deliver(ctx, ws, plan, wrote)
-	err = errors.Join(err, r.writeStatuses(ctx, ws, plan, failed, delivered, wrote))
-	wrote.awaitCache(ctx, r.Client)
+	failed, delivered, err := r.deliver(ctx, ws, plan)
+	err = errors.Join(err, r.writeStatuses(ctx, ws, plan, failed, delivered))
 	return ctrl.Result{}, err
 }
 
@@ -303,7 +313,7 @@ func (d *deliveryErrors) add(cluster string, err error) {
 // deliver writes the works that differ from the plan, deletes those of clusters that get none,
 // and then the ClusterOCIStorages. It returns the failed writes and whether each cluster has
 // applied its work, by cluster.
-func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p workspacePlan, wrote *writeLog) (map[string]error, map[string]chainDelivery, error) {
+func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p workspacePlan) (map[string]error, map[string]chainDelivery, error) {
 	failed := &deliveryErrors{byCluster: map[string]error{}}
 	// The works written in this reconcile, as the hub will hold them: their generation is the
 	// one the work agent must report (one more after a spec change, the apiserver's rule), so that
@@ -312,7 +322,7 @@ func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p w
 	w := r.writer()
 	for cluster, obs := range ws.works {
 		if cp := p.clusters[cluster]; cp == nil || (cp.work == nil && cp.kept == "" && cp.tooLarge == nil) {
-			w.do(ctx, kindWork, verbDelete, func(ctx context.Context) error { return client.IgnoreNotFound(r.Delete(ctx, obs)) })
+			w.do(ctx, kindWork, verbDelete, func(ctx context.Context) error { return r.delete(ctx, ws.name, obs) })
 		}
 	}
 	for cluster, cp := range p.clusters {
@@ -328,7 +338,7 @@ func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p w
 				if err != nil {
 					failed.add(cluster, err)
 				} else {
-					wrote.add(cp.work)
+					r.expect.Wrote(ws.name, cp.work)
 				}
 				return err
 			})
@@ -349,7 +359,7 @@ func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p w
 				if err != nil {
 					failed.add(cluster, err)
 				} else {
-					wrote.add(upd)
+					r.expect.Wrote(ws.name, upd)
 				}
 				return err
 			})
@@ -374,7 +384,7 @@ func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p w
 	w = r.writer()
 	for cluster, obs := range ws.storages {
 		if p.clusters[cluster] == nil {
-			w.do(ctx, kindStorage, verbDelete, func(ctx context.Context) error { return client.IgnoreNotFound(r.Delete(ctx, obs)) })
+			w.do(ctx, kindStorage, verbDelete, func(ctx context.Context) error { return r.delete(ctx, ws.name, obs) })
 		}
 	}
 	for cluster, cp := range p.clusters {
@@ -394,11 +404,12 @@ func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p w
 				if err := r.Create(ctx, desired); err != nil {
 					return err
 				}
+				r.expect.Wrote(ws.name, desired)
 				desired.Status = status
 			}
 			err := r.update(ctx, desired, true)
 			if err == nil {
-				wrote.add(desired)
+				r.expect.Wrote(ws.name, desired)
 			}
 			return err
 		})
@@ -407,7 +418,7 @@ func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p w
 }
 
 // writeStatuses writes the status of every route of the workspace that differs.
-func (r *RoutingReconciler) writeStatuses(ctx context.Context, ws *workspaceState, p workspacePlan, failed map[string]error, delivered map[string]chainDelivery, wrote *writeLog) error {
+func (r *RoutingReconciler) writeStatuses(ctx context.Context, ws *workspaceState, p workspacePlan, failed map[string]error, delivered map[string]chainDelivery) error {
 	facts := map[string]*routeFacts{}
 	for i := range ws.routes {
 		name := ws.routes[i].Name
@@ -496,12 +507,21 @@ func (r *RoutingReconciler) writeStatuses(ctx context.Context, ws *workspaceStat
 			if err := r.update(ctx, upd, true); err != nil {
 				return client.IgnoreNotFound(err)
 			}
-			wrote.add(upd)
+			r.expect.Wrote(ws.name, upd)
 			kube.Transitions(r.Recorder, upd, route.Status.Conditions, upd.Status.Conditions, routeEvents...)
 			return nil
 		})
 	}
 	return w.wait()
+}
+
+// delete deletes obj, as read from the cache, and expects its cache to see it go.
+func (r *RoutingReconciler) delete(ctx context.Context, ws string, obj client.Object) error {
+	if err := r.Delete(ctx, obj); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	r.expect.Deleted(ws, obj)
+	return nil
 }
 
 // update writes obj, or its status, conditional on the resourceVersion the cache showed: a

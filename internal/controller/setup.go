@@ -38,8 +38,8 @@ import (
 
 // Options configure the reconcilers.
 type Options struct {
-	// MaxConcurrentWrites bounds the writes one reconcile has in flight; 0 means
-	// DefaultMaxConcurrentWrites.
+	// MaxConcurrentWrites bounds the writes the routing reconciler has in flight, all its
+	// workers together; 0 means DefaultMaxConcurrentWrites.
 	MaxConcurrentWrites int
 	// AlwaysWrite makes the routing reconciler rewrite everything on every reconcile: the naive
 	// baseline of the benchmark, never for use.
@@ -211,7 +211,7 @@ func (r *RoutingReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	ns := handler.EnqueueRequestsFromMapFunc(workspaceOf)
-	b := newController(mgr, "routing").
+	b := kube.NewController(mgr, "routing", crcontroller.Options{MaxConcurrentReconciles: RoutingWorkers}).
 		Watches(&v1alpha1.OCIStorageRoute{}, ns, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, resync,
 			statusChanged(func(rt *v1alpha1.OCIStorageRoute) any { return &rt.Status })))).
 		Watches(&corev1.Secret{}, ns).

@@ -62,15 +62,21 @@ func countStatusWrite(resource string) func() {
 	return func() { Writes.WithLabelValues(resource, verbStatus).Inc() }
 }
 
-// writer runs a reconcile's writes with bounded concurrency.
-type writer struct{ g errgroup.Group }
+// writer runs a reconcile's writes with bounded concurrency: at most MaxConcurrentWrites in
+// flight for all the reconciler's workers together (the semaphore they share), and as many
+// goroutines per reconcile.
+type writer struct {
+	g   errgroup.Group
+	sem chan struct{}
+}
 
 func (r *RoutingReconciler) writer() *writer {
-	w := &writer{}
 	n := r.MaxConcurrentWrites
 	if n <= 0 {
 		n = DefaultMaxConcurrentWrites
 	}
+	r.semOnce.Do(func() { r.sem = make(chan struct{}, n) })
+	w := &writer{sem: r.sem}
 	w.g.SetLimit(n)
 	return w
 }
@@ -78,6 +84,12 @@ func (r *RoutingReconciler) writer() *writer {
 // do runs one write and counts it.
 func (w *writer) do(ctx context.Context, resource, verb string, write func(context.Context) error) {
 	w.g.Go(func() error {
+		select {
+		case w.sem <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		defer func() { <-w.sem }()
 		Writes.WithLabelValues(resource, verb).Inc()
 		return write(ctx)
 	})

@@ -105,7 +105,7 @@ func TestChartAppliesOnHub(t *testing.T) {
 		c := container(t, dep)
 		wantArgs(t, c.Args, "hub", "--controllers=routing,pull-status,probe-status,replication,sites,cluster-joins,storage-site,apps,app-routes", "--leader-elect=true",
 			"--leader-election-namespace="+namespace, "--metrics-bind-address=:8080",
-			"--health-probe-bind-address=:8081", "--max-concurrent-writes=16", "--gateway-namespace=fleet-system", "--kube-api-qps=500",
+			"--health-probe-bind-address=:8081", "--max-concurrent-writes=64", "--gateway-namespace=fleet-system", "--kube-api-qps=500",
 			"--kube-api-burst=1000", "--zap-log-level=info", "--zap-encoder=json")
 		if want := "ghcr.io/umkim/fleet-controller:" + appVersion(t); c.Image != want {
 			t.Errorf("image = %q, want %q (the chart's appVersion)", c.Image, want)
@@ -247,7 +247,7 @@ func TestChartAppliesOnHub(t *testing.T) {
 		dep := deployment(t, got)
 		wantArgs(t, container(t, dep).Args, "hub", "--controllers=routing,other", "--leader-elect=true",
 			"--leader-election-namespace="+namespace, "--leader-election-id=hub-a.fleet.umkim.io",
-			"--metrics-bind-address=:8080", "--health-probe-bind-address=:8081", "--max-concurrent-writes=16",
+			"--metrics-bind-address=:8080", "--health-probe-bind-address=:8081", "--max-concurrent-writes=64",
 			"--gateway-namespace=fleet-system", "--kube-api-qps=500", "--kube-api-burst=1000", "--zap-log-level=info", "--zap-encoder=json")
 		if dep.Spec.Template.Spec.ServiceAccountName != "fleet-hub" {
 			t.Errorf("serviceAccountName = %q, want fleet-hub", dep.Spec.Template.Spec.ServiceAccountName)
