@@ -5,8 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"runtime"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
 	"github.com/umkim/terraform-provider-fleet/internal/manager"
 	"github.com/umkim/terraform-provider-fleet/internal/testbed"
+	"github.com/umkim/terraform-provider-fleet/internal/testkit"
 )
 
 // BenchmarkController100k runs the routing reconciler, as BenchmarkController does, on one
@@ -200,9 +202,9 @@ func (f labelFleet) measure(b *testing.B, workers int, steady, deadline time.Dur
 	}()
 
 	// Converged: the writes metric (cheap to read) counts a work created per cluster and as many
-	// storage writes (a storage's creation counts as its status write), every route has its status and the routes' counts add up to the fleet; then the
-	// hub is listed once to confirm it. The peak is read before each confirming list, which
-	// would add itself to it.
+	// storage writes (a storage's creation counts as its status write), every route has its
+	// status and the routes' counts add up to the fleet; then the hub is listed once to confirm
+	// it. The peak is read before each confirming list, which would add itself to it.
 	progress := time.Now()
 	for {
 		time.Sleep(2 * time.Second)
@@ -210,9 +212,10 @@ func (f labelFleet) measure(b *testing.B, workers int, steady, deadline time.Dur
 		late := time.Since(begin) > deadline
 		if time.Since(progress) >= time.Minute || late {
 			progress = time.Now()
-			fmt.Printf("controller100k: progress t=%.0fs works=%.0f storage_writes=%.0f writes=%.0f rate=%.0f writes/s rss_mib=%.0f apiserver_rss_mib=%.0f etcd_rss_mib=%.0f\n",
+			fmt.Printf("controller100k: progress t=%.0fs works=%.0f storage_writes=%.0f writes=%.0f rate=%.0f writes/s rss_mib=%.0f apiserver_rss_mib=%.0f etcd_rss_mib=%.0f cpu_s=%.0f apiserver_cpu_s=%.0f etcd_cpu_s=%.0f load=%s\n",
 				time.Since(start).Seconds(), works, storages, writeCount()-startWrites, (writeCount()-startWrites)/time.Since(start).Seconds(),
-				procStatusMiB(b, "self", "VmRSS"), procStatusMiB(b, apiserver, "VmRSS"), procStatusMiB(b, etcd, "VmRSS"))
+				procStatusMiB(b, "self", "VmRSS"), procStatusMiB(b, apiserver, "VmRSS"), procStatusMiB(b, etcd, "VmRSS"),
+				procCPUSeconds(b, "self"), procCPUSeconds(b, apiserver), procCPUSeconds(b, etcd), loadAverage())
 		}
 		if late {
 			stopProfile()
@@ -238,12 +241,15 @@ func (f labelFleet) measure(b *testing.B, workers int, steady, deadline time.Dur
 	settle(15 * time.Second)
 	resetPeakRSS(b)
 	base := writeCount()
+	reconciles := testkit.Counter("controller_runtime_reconcile_total", map[string]string{"controller": "routing"})
 	time.Sleep(steady)
 	res.steadyWrites = writeCount() - base
 	res.steadyMiB = peakRSSMiB(b)
+	if testkit.Counter("controller_runtime_reconcile_total", map[string]string{"controller": "routing"}) == reconciles {
+		b.Fatal("no reconcile in the steady window: its RSS and write count prove nothing")
+	}
 	saveHeapProfile(b, fmt.Sprintf("controller100k-heap-%d-clusters.pprof", f.clusters))
 	res.apiserverMiB, res.etcdMiB = procStatusMiB(b, apiserver, "VmHWM"), procStatusMiB(b, etcd, "VmHWM")
-	runtime.KeepAlive(mgr)
 	return res
 }
 
@@ -304,4 +310,33 @@ func (f labelFleet) checkRoutes(b *testing.B, ctx context.Context, c client.Clie
 			b.Errorf("route %s matched %d clusters, want %d", r.Name, got, want[r.Name])
 		}
 	}
+}
+
+// procCPUSeconds is the CPU time (user and system) a process has used since it started, from
+// /proc/<pid>/stat: where convergence time goes, this process's or the hub's.
+func procCPUSeconds(b *testing.B, pid string) float64 {
+	stat, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Fields after the command's closing parenthesis, from the third: utime and stime are the
+	// 14th and 15th, in clock ticks of 1/100 s.
+	_, rest, _ := strings.Cut(string(stat), ") ")
+	fields := strings.Fields(rest)
+	if len(fields) < 13 {
+		b.Fatalf("/proc/%s/stat: %q", pid, stat)
+	}
+	utime, err1 := strconv.ParseFloat(fields[11], 64)
+	stime, err2 := strconv.ParseFloat(fields[12], 64)
+	if err1 != nil || err2 != nil {
+		b.Fatalf("/proc/%s/stat: %q", pid, stat)
+	}
+	return (utime + stime) / 100
+}
+
+// loadAverage is the machine's one-minute load average, which the figures depend on.
+func loadAverage() string {
+	l, _ := os.ReadFile("/proc/loadavg")
+	first, _, _ := strings.Cut(string(l), " ")
+	return first
 }
