@@ -178,15 +178,7 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 	// The steady window: resyncs every 30 s, and a no-op touch of the workspace every 10 s.
 	base = writeCount()
 	reconciles := testkit.Counter("controller_runtime_reconcile_total", map[string]string{"controller": "routing"})
-	end := time.Now().Add(steady)
-	for i := 0; time.Now().Before(end); i++ {
-		var bind clusterv1beta2.ManagedClusterSetBinding
-		if err := c.Get(ctx, client.ObjectKey{Namespace: benchWS, Name: "bench"}, &bind); err == nil {
-			metav1.SetMetaDataAnnotation(&bind.ObjectMeta, "bench/touch", strconv.Itoa(i))
-			_ = c.Update(ctx, &bind)
-		}
-		time.Sleep(min(10*time.Second, time.Until(end)))
-	}
+	touchWorkspace(ctx, c, steady)
 	res.steadyWrites = writeCount() - base
 	res.steadyPeakMiB = peakRSSMiB(b)
 	if !naive {
@@ -201,6 +193,20 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 }
 
 func writeCount() float64 { return writes("", "") }
+
+// touchWorkspace makes a no-op change to the workspace's binding every 10 s for d: each one
+// reconciles the workspace, which must write nothing.
+func touchWorkspace(ctx context.Context, c client.Client, d time.Duration) {
+	end := time.Now().Add(d)
+	for i := 0; time.Now().Before(end); i++ {
+		var bind clusterv1beta2.ManagedClusterSetBinding
+		if err := c.Get(ctx, client.ObjectKey{Namespace: benchWS, Name: "bench"}, &bind); err == nil {
+			metav1.SetMetaDataAnnotation(&bind.ObjectMeta, "bench/touch", strconv.Itoa(i))
+			_ = c.Update(ctx, &bind)
+		}
+		time.Sleep(min(10*time.Second, time.Until(end)))
+	}
+}
 
 // resetPeakRSS collects what the seeding left and resets the process's peak RSS (VmHWM) to its
 // current RSS.
