@@ -1,6 +1,7 @@
 package controller_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -187,15 +188,7 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 	// The steady window: resyncs every 30 s, and a no-op touch of the workspace every 10 s.
 	base = writeCount()
 	reconciles := testkit.Counter("controller_runtime_reconcile_total", map[string]string{"controller": "routing"})
-	end := time.Now().Add(steady)
-	for i := 0; time.Now().Before(end); i++ {
-		var bind clusterv1beta2.ManagedClusterSetBinding
-		if err := c.Get(ctx, client.ObjectKey{Namespace: benchWS, Name: "bench"}, &bind); err == nil {
-			metav1.SetMetaDataAnnotation(&bind.ObjectMeta, "bench/touch", strconv.Itoa(i))
-			_ = c.Update(ctx, &bind)
-		}
-		time.Sleep(min(10*time.Second, time.Until(end)))
-	}
+	touchWorkspace(ctx, c, steady)
 	res.steadyWrites = writeCount() - base
 	res.steadyPeakMiB = peakRSSMiB(b)
 	printMemory(b, "after the steady window")
@@ -211,6 +204,20 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 
 func writeCount() float64 { return writes("", "") }
 
+// touchWorkspace makes a no-op change to the workspace's binding every 10 s for d: each one
+// reconciles the workspace, which must write nothing.
+func touchWorkspace(ctx context.Context, c client.Client, d time.Duration) {
+	end := time.Now().Add(d)
+	for i := 0; time.Now().Before(end); i++ {
+		var bind clusterv1beta2.ManagedClusterSetBinding
+		if err := c.Get(ctx, client.ObjectKey{Namespace: benchWS, Name: "bench"}, &bind); err == nil {
+			metav1.SetMetaDataAnnotation(&bind.ObjectMeta, "bench/touch", strconv.Itoa(i))
+			_ = c.Update(ctx, &bind)
+		}
+		time.Sleep(min(10*time.Second, time.Until(end)))
+	}
+}
+
 // resetPeakRSS collects what the seeding left and resets the process's peak RSS (VmHWM) to its
 // current RSS.
 func resetPeakRSS(b *testing.B) {
@@ -223,23 +230,30 @@ func resetPeakRSS(b *testing.B) {
 
 // peakRSSMiB returns the process's peak RSS since resetPeakRSS, and resets it.
 func peakRSSMiB(b *testing.B) float64 {
-	status, err := os.ReadFile("/proc/self/status")
+	peak := procStatusMiB(b, "self", "VmHWM")
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		b.Fatal(err)
+	}
+	return peak
+}
+
+// procStatusMiB reads a memory field of a process's /proc/<pid>/status ("self" for this one),
+// such as VmHWM (its peak RSS) or VmRSS, in MiB.
+func procStatusMiB(b *testing.B, pid, field string) float64 {
+	status, err := os.ReadFile(filepath.Join("/proc", pid, "status"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	for _, line := range strings.Split(string(status), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
 			kib, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
 			if err != nil {
-				b.Fatal(err)
-			}
-			if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
 				b.Fatal(err)
 			}
 			return kib / 1024
 		}
 	}
-	b.Fatal("no VmHWM in /proc/self/status")
+	b.Fatalf("no %s in /proc/%s/status", field, pid)
 	return 0
 }
 
@@ -340,50 +354,75 @@ func (f benchFleet) waitConverged(b *testing.B, ctx context.Context, c client.Cl
 
 // seed creates the fleet with 32 writers in parallel.
 func (f benchFleet) seed(b *testing.B, ctx context.Context, c client.Client) {
-	objs := []client.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchWS}},
-		&clusterv1beta2.ManagedClusterSet{ObjectMeta: metav1.ObjectMeta{Name: "bench"}},
-		&clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: benchWS}, Spec: clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: "bench"}},
-		testkit.RegistrySecret(benchWS, "source", registrysecret.RoleSource, registrysecret.Registry{Reference: "source.example/fleet", AgentUsername: "a", AgentPassword: "p"}),
-		testkit.RegistrySecret(benchWS, "mirror", registrysecret.RoleMirror, registrysecret.Registry{Reference: "mirror.example/fleet", AgentUsername: "a", AgentPassword: "p"}),
-	}
+	var objs []client.Object
 	zones := f.routes - 1
 	for z := 0; z < zones; z++ {
 		objs = append(objs, route(benchWS, fmt.Sprintf("zone-%d", z), v1alpha1.OCIStorageRouteSpec{Priority: int32(10 + z), ClusterSelectors: selector("zone", fmt.Sprintf("z%d", z)), Registries: []string{"mirror", "source"}}))
 	}
 	objs = append(objs, route(benchWS, "wide", v1alpha1.OCIStorageRouteSpec{Priority: int32(10 + zones), ClusterSelectors: selector("band", "b0"), Registries: []string{"source"}}))
 	for i := 0; i < f.clusters; i++ {
-		name := fmt.Sprintf("c%05d", i)
-		labels := map[string]string{clusterv1beta2.ClusterSetLabel: "bench", "zone": fmt.Sprintf("z%d", (i/10)%zones), "band": fmt.Sprintf("b%d", i/(f.clusters/100))}
-		objs = append(objs, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}},
-			&clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true}})
+		objs = append(objs, benchCluster(fmt.Sprintf("c%05d", i), map[string]string{"zone": fmt.Sprintf("z%d", (i/10)%zones), "band": fmt.Sprintf("b%d", i/(f.clusters/100))})...)
 	}
+	n, ws := each(benchWorkspace())
+	createEach(b, c, 1, n, ws)
+	n, all := each(objs)
+	createEach(b, c, 32, n, all)
+}
+
+// benchWorkspace is the benchmarks' workspace: its namespace, the cluster set bound to it and
+// its two registries (source and mirror).
+func benchWorkspace() []client.Object {
+	return []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchWS}},
+		&clusterv1beta2.ManagedClusterSet{ObjectMeta: metav1.ObjectMeta{Name: "bench"}},
+		&clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: benchWS}, Spec: clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: "bench"}},
+		testkit.RegistrySecret(benchWS, "source", registrysecret.RoleSource, registrysecret.Registry{Reference: "source.example/fleet", AgentUsername: "a", AgentPassword: "p"}),
+		testkit.RegistrySecret(benchWS, "mirror", registrysecret.RoleMirror, registrysecret.Registry{Reference: "mirror.example/fleet", AgentUsername: "a", AgentPassword: "p"}),
+	}
+}
+
+// benchCluster is one cluster of the bench set, labelled: its namespace and its ManagedCluster.
+func benchCluster(name string, labels map[string]string) []client.Object {
+	labels[clusterv1beta2.ClusterSetLabel] = "bench"
+	return []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}},
+		&clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true}}}
+}
+
+// createEach creates obj(0) to obj(n-1), skipping nils and those that exist, with workers
+// writers in parallel (one creates them in order), and fails on the first other error.
+func createEach(t testing.TB, c client.Client, workers, n int, obj func(int) client.Object) {
+	t.Helper()
 	var (
-		wg   sync.WaitGroup
-		next atomic.Int64
-		errs = make(chan error, 32)
+		wg    sync.WaitGroup
+		next  atomic.Int64
+		mu    sync.Mutex
+		first error
 	)
-	for w := 0; w < 32; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(objs) {
-					return
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				o := obj(i)
+				if o == nil {
+					continue
 				}
-				if err := c.Create(ctx, objs[i]); err != nil {
-					errs <- fmt.Errorf("%T %s: %w", objs[i], objs[i].GetName(), err)
+				if err := c.Create(context.Background(), o); client.IgnoreAlreadyExists(err) != nil {
+					mu.Lock()
+					first = cmp.Or(first, fmt.Errorf("%T %s: %w", o, o.GetName(), err))
+					mu.Unlock()
+					next.Store(int64(n)) // stop every writer
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
-	close(errs)
-	for err := range errs {
-		b.Fatal(err)
+	if first != nil {
+		t.Fatal(first)
 	}
+}
+
+func each(objs []client.Object) (int, func(int) client.Object) {
+	return len(objs), func(i int) client.Object { return objs[i] }
 }
 
 // BenchmarkControllerLabelFlip prints the routing work of one ManagedCluster label flip on a

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -76,27 +75,8 @@ func (f flipFleet) seed(t testing.TB, c client.Client) {
 // createAll creates objs with 16 writers in parallel.
 func createAll(t testing.TB, c client.Client, objs []client.Object) {
 	t.Helper()
-	var wg sync.WaitGroup
-	errs := make(chan error, len(objs))
-	next := make(chan client.Object)
-	for range 16 {
-		wg.Go(func() {
-			for o := range next {
-				if err := c.Create(context.Background(), o); client.IgnoreAlreadyExists(err) != nil {
-					errs <- fmt.Errorf("%T %s: %w", o, o.GetName(), err)
-				}
-			}
-		})
-	}
-	for _, o := range objs {
-		next <- o
-	}
-	close(next)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	n, obj := each(objs)
+	createEach(t, c, 16, n, obj)
 }
 
 // matched is how many clusters route r of workspace i matches, -1 until its status is current.

@@ -62,6 +62,9 @@ type Options struct {
 	// Output receives etcd's and kube-apiserver's logs; nil keeps only their tails, which a
 	// failed start includes in its error.
 	Output io.Writer
+	// EtcdQuotaBytes is etcd's backend quota; zero keeps etcd's default of 2 GiB. A hub of
+	// 100,000 clusters needs more (see ScaleOptions).
+	EtcdQuotaBytes int64
 }
 
 // Hub is a running local hub.
@@ -140,6 +143,7 @@ func Start(ctx context.Context, opts Options) (*Hub, error) {
 		ControlPlaneStartTimeout: timeout,
 		ControlPlaneStopTimeout:  stopTimeout,
 	}
+	opts.configureScale(h.env.ControlPlane.Etcd)
 	for _, d := range []string{h.env.ControlPlane.Etcd.DataDir, h.env.ControlPlane.APIServer.CertDir} {
 		if err := os.Mkdir(d, 0o700); err != nil {
 			_ = os.RemoveAll(dir)
