@@ -77,7 +77,13 @@ func Main(m *testing.M) int {
 // or etcd it skips the test, or fails it when FLEET_REQUIRE_TESTBED=1.
 func StartT(t testing.TB) *Hub {
 	t.Helper()
-	h, err := Start(t.Context(), Options{})
+	return StartWithT(t, Options{})
+}
+
+// StartWithT is StartT with the hub's options o.
+func StartWithT(t testing.TB, o Options) *Hub {
+	t.Helper()
+	h, err := Start(t.Context(), o)
 	if errors.Is(err, ErrBinariesMissing) && os.Getenv(EnvRequire) != "1" {
 		t.Skip(err)
 	}

@@ -1,10 +1,8 @@
 package testbed
 
 import (
-	"errors"
 	"io"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,18 +13,7 @@ import (
 // TestScaleOptionsSizeEtcd starts a hub with ScaleOptions and reads the quota etcd itself
 // reports, and the processes' ids PID finds.
 func TestScaleOptionsSizeEtcd(t *testing.T) {
-	h, err := Start(t.Context(), ScaleOptions())
-	if errors.Is(err, ErrBinariesMissing) && os.Getenv(EnvRequire) != "1" {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := h.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
+	h := StartWithT(t, ScaleOptions())
 	resp, err := http.Get(h.env.ControlPlane.Etcd.URL.String() + "/metrics")
 	if err != nil {
 		t.Fatal(err)
