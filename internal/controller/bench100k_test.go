@@ -37,7 +37,9 @@ import (
 // winner; writes those of convergence. controller_peak_rss_mib is the process's peak RSS over
 // convergence (the controller's, as BenchmarkController measures it), controller_steady_rss_mib
 // its peak over the steady window that follows (FLEET_BENCH_STEADY, default 1m: resyncs every
-// 30 s), apiserver_peak_rss_mib kube-apiserver's peak over the whole run. A progress line every
+// 30 s), apiserver_peak_rss_mib kube-apiserver's peak over the whole run; steady_reconcile_s is
+// the mean routing reconcile of that window, stop_s how long the manager takes to stop after it
+// (within its 30 s grace period, a reconcile in flight seeing its context end). A progress line every
 // minute of convergence gives the rate reached; past FLEET_BENCH_100K_CONVERGE (default: go
 // test's -timeout less the steady window and 5 minutes, counted from the bench's start) it prints
 // where it stopped, saves the profiles and fails. The heap profile after the steady window
@@ -65,8 +67,8 @@ func BenchmarkController100k(b *testing.B) {
 	}
 	for b.Loop() {
 		r := f.measure(b, envInt("FLEET_BENCH_CREATE_WORKERS", 64), steady, converge)
-		fmt.Printf("controller100k: clusters=%d routes=%d create_s=%.1f converge_s=%.1f writes=%.0f controller_peak_rss_mib=%.0f controller_steady_rss_mib=%.0f apiserver_peak_rss_mib=%.0f (etcd_peak_rss_mib=%.0f create_workers=%d steady_window=%s steady_writes=%.0f)\n",
-			f.clusters, len(f.routes()), r.create.Seconds(), r.converge.Seconds(), r.writes, r.peakMiB, r.steadyMiB, r.apiserverMiB, r.etcdMiB, r.workers, steady, r.steadyWrites)
+		fmt.Printf("controller100k: clusters=%d routes=%d create_s=%.1f converge_s=%.1f writes=%.0f controller_peak_rss_mib=%.0f controller_steady_rss_mib=%.0f apiserver_peak_rss_mib=%.0f (etcd_peak_rss_mib=%.0f create_workers=%d steady_window=%s steady_writes=%.0f steady_reconcile_s=%.1f stop_s=%.1f)\n",
+			f.clusters, len(f.routes()), r.create.Seconds(), r.converge.Seconds(), r.writes, r.peakMiB, r.steadyMiB, r.apiserverMiB, r.etcdMiB, r.workers, steady, r.steadyWrites, r.reconcile.Seconds(), r.stop.Seconds())
 	}
 }
 
@@ -155,6 +157,9 @@ type result100k struct {
 	peakMiB, steadyMiB    float64
 	apiserverMiB, etcdMiB float64
 	workers               int
+	// reconcile is the mean routing reconcile of the steady window, stop how long the manager
+	// took to stop after it (a reconcile running then must see its context end).
+	reconcile, stop time.Duration
 }
 
 func (f labelFleet) measure(b *testing.B, workers int, steady, deadline time.Duration) result100k {
@@ -194,12 +199,20 @@ func (f labelFleet) measure(b *testing.B, workers int, steady, deadline time.Dur
 	stopProfile := startCPUProfile(b, fmt.Sprintf("controller100k-cpu-%d-clusters.pprof", f.clusters))
 	start = time.Now()
 	go func() { done <- mgr.Start(mctx) }()
-	defer func() {
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		from := time.Now()
 		cancel()
 		if err := <-done; err != nil {
 			b.Error(err)
 		}
-	}()
+		res.stop = time.Since(from)
+	}
+	defer stop()
 
 	// Converged: the writes metric (cheap to read) counts a work created per cluster and as many
 	// storage writes (a storage's creation counts as its status write), every route has its
@@ -242,14 +255,18 @@ func (f labelFleet) measure(b *testing.B, workers int, steady, deadline time.Dur
 	settle(15 * time.Second)
 	resetPeakRSS(b)
 	base := writeCount()
-	reconciles := testkit.Counter("controller_runtime_reconcile_total", map[string]string{"controller": "routing"})
+	routing := map[string]string{"controller": "routing"}
+	took, reconciles := testkit.Histogram("controller_runtime_reconcile_time_seconds", routing)
 	touchWorkspace(ctx, c, steady)
 	res.steadyWrites = writeCount() - base
 	res.steadyMiB = peakRSSMiB(b)
-	if testkit.Counter("controller_runtime_reconcile_total", map[string]string{"controller": "routing"}) == reconciles {
+	tookAfter, reconcilesAfter := testkit.Histogram("controller_runtime_reconcile_time_seconds", routing)
+	if reconcilesAfter == reconciles {
 		b.Fatal("no reconcile in the steady window: its RSS and write count prove nothing")
 	}
+	res.reconcile = time.Duration((tookAfter - took) / (reconcilesAfter - reconciles) * float64(time.Second))
 	saveHeapProfile(b, fmt.Sprintf("controller100k-heap-%d-clusters.pprof", f.clusters))
+	stop()
 	res.apiserverMiB, res.etcdMiB = procStatusMiB(b, apiserver, "VmHWM"), procStatusMiB(b, etcd, "VmHWM")
 	return res
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
@@ -80,11 +81,30 @@ func Eventually(t testing.TB, timeout time.Duration, what string, check func() e
 // Counter sums a counter of the controller-runtime metrics registry over the samples whose
 // labels match (every sample when match is empty).
 func Counter(name string, match map[string]string) float64 {
+	var sum float64
+	for _, m := range samples(name, match) {
+		sum += m.GetCounter().GetValue()
+	}
+	return sum
+}
+
+// Histogram sums a histogram of the controller-runtime metrics registry over the samples whose
+// labels match: the sum of the observations and their count.
+func Histogram(name string, match map[string]string) (sum, count float64) {
+	for _, m := range samples(name, match) {
+		sum += m.GetHistogram().GetSampleSum()
+		count += float64(m.GetHistogram().GetSampleCount())
+	}
+	return sum, count
+}
+
+// samples are the samples of metric name whose labels match.
+func samples(name string, match map[string]string) []*dto.Metric {
 	families, err := metrics.Registry.Gather()
 	if err != nil {
 		panic(err) // the registry's own collectors do not fail
 	}
-	var sum float64
+	var out []*dto.Metric
 	for _, f := range families {
 		if f.GetName() != name {
 			continue
@@ -96,10 +116,10 @@ func Counter(name string, match map[string]string) float64 {
 					continue metric
 				}
 			}
-			sum += m.GetCounter().GetValue()
+			out = append(out, m)
 		}
 	}
-	return sum
+	return out
 }
 
 // RegistrySecret is a registry Secret of workspace ws as fleet_oci_registry writes it.
