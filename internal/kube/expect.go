@@ -144,33 +144,30 @@ type Lookup func(ObjectRef) (client.Object, error)
 
 // Behind is nil when the reconcile of k sees every write recorded for k (lookup), dropping the
 // expectations met and those older than ExpectationTTL; else a *Waiting with ReasonCacheBehind
-// naming the first object behind, and the reconcile writes nothing. It stops at the first object
-// behind, so a reconcile that looks early costs one lookup. A failed lookup is returned as is.
+// naming the first object behind, and the reconcile writes nothing. It walks k's expectations in
+// place and stops at the first object behind, so a reconcile that looks early costs one lookup
+// and no copy of what it wrote (a workspace's reconcile writes one work and one storage per
+// cluster: tens of thousands of expectations). A failed lookup is returned as is. lookup runs
+// under the expectations' lock: it must only read (a cache).
 func (e *Expectations[K]) Behind(k K, lookup Lookup) error {
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	m := e.byKey[k]
-	refs := make([]ObjectRef, 0, len(m))
-	xs := make([]expectation, 0, len(m))
-	for ref, x := range m {
-		refs = append(refs, ref)
-		xs = append(xs, x)
-	}
-	e.mu.Unlock()
 	now := e.clock()
-	for i, ref := range refs {
-		x := xs[i]
-		if now.Sub(x.at) > ExpectationTTL {
-			e.drop(k, ref, x)
-			continue
+	for ref, x := range m {
+		if now.Sub(x.at) <= ExpectationTTL {
+			obj, err := lookup(ref)
+			if err != nil {
+				return err
+			}
+			if why := behind(obj, x); why != "" {
+				return Wait(CacheBehindRetry, ReasonCacheBehind, fmt.Errorf("the cache does not hold this controller's last write of %s yet (%s): looking again when it does", ref, why))
+			}
 		}
-		obj, err := lookup(ref)
-		if err != nil {
-			return err
-		}
-		if why := behind(obj, x); why != "" {
-			return Wait(CacheBehindRetry, ReasonCacheBehind, fmt.Errorf("the cache does not hold this controller's last write of %s yet (%s): looking again when it does", ref, why))
-		}
-		e.drop(k, ref, x)
+		delete(m, ref) // met, or expired
+	}
+	if m != nil && len(m) == 0 {
+		delete(e.byKey, k)
 	}
 	return nil
 }
@@ -191,28 +188,16 @@ func behind(obj client.Object, x expectation) string {
 	return ""
 }
 
-// drop removes k's expectation of ref, unless a later write replaced it meanwhile.
-func (e *Expectations[K]) drop(k K, ref ObjectRef, x expectation) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	m := e.byKey[k]
-	if cur, ok := m[ref]; ok && cur == x {
-		delete(m, ref)
-	}
-	if len(m) == 0 {
-		delete(e.byKey, k)
-	}
-}
-
 // FromCache is the Lookup of a reconcile that reads c (its manager's cache): a Get into a new
-// object of the ref's type, nil when not found.
+// object of the ref's type, nil when not found. The object shares its parts with the cache's
+// (no deep copy: Behind reads only its metadata).
 func FromCache(ctx context.Context, c client.Reader) Lookup {
 	return func(ref ObjectRef) (client.Object, error) {
 		obj, ok := reflect.New(ref.Type.Elem()).Interface().(client.Object)
 		if !ok {
 			return nil, fmt.Errorf("%s is not an object", ref.Type)
 		}
-		if err := c.Get(ctx, ref.NamespacedName, obj); err != nil {
+		if err := c.Get(ctx, ref.NamespacedName, obj, client.UnsafeDisableDeepCopy); err != nil {
 			if apierrors.IsNotFound(err) {
 				return nil, nil
 			}

@@ -2,6 +2,8 @@ package kube
 
 import (
 	"errors"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -198,5 +200,36 @@ func TestAtLeast(t *testing.T) {
 		if atLeast(c.got, c.want) != c.ok {
 			t.Errorf("atLeast(%q, %q) = %v", c.got, c.want, !c.ok)
 		}
+	}
+}
+
+// A reconcile that looks while its cache is behind costs one lookup, not a copy of everything it
+// wrote: a workspace's reconcile records a work and a storage per cluster, and it looks again at
+// every watch event until the cache catches up. 20,000 expectations, none met yet, looked at 100
+// times: what each look allocates does not grow with them (copying the expectations to walk them
+// allocated about 2 MB a look).
+func TestExpectationsBehindCopiesNothing(t *testing.T) {
+	var e Expectations[string]
+	for i := range 20000 {
+		e.Wrote("ws", cm("ws", strconv.Itoa(i), "10", types.UID(strconv.Itoa(i))))
+	}
+	var looked int
+	lookup := cacheOf(map[ObjectRef]client.Object{}, &looked)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for range 100 {
+		if e.Behind("ws", lookup) == nil {
+			t.Fatal("nothing is in the cache: behind")
+		}
+	}
+	runtime.ReadMemStats(&after)
+	perLook := (after.TotalAlloc - before.TotalAlloc) / 100
+	t.Logf("%d bytes allocated per look at 20,000 expectations, %d lookups in 100 looks", perLook, looked)
+	if perLook > 4096 {
+		t.Errorf("a look at 20,000 expectations allocated %d bytes, want at most 4 KiB: it copies what it walks", perLook)
+	}
+	if looked != 100 || e.Pending("ws") != 20000 {
+		t.Errorf("%d lookups, %d pending; want 100 (one per look) and all 20,000", looked, e.Pending("ws"))
 	}
 }
