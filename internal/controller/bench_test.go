@@ -59,7 +59,8 @@ func envInt(name string, def int) int {
 //
 // FLEET_BENCH_CLUSTERS, FLEET_BENCH_ROUTES and FLEET_BENCH_STEADY (a duration, default 2m) scale
 // it; FLEET_BENCH_BASELINE=0 skips the baseline; FLEET_BENCH_WRITES sets the writes in flight
-// (--max-concurrent-writes, default controller.DefaultMaxConcurrentWrites).
+// (--max-concurrent-writes, default controller.DefaultMaxConcurrentWrites); FLEET_BENCH_MEMLIMIT the
+// limits.memory under test (benchMemoryLimit).
 func BenchmarkController(b *testing.B) {
 	f := benchFleet{clusters: envInt("FLEET_BENCH_CLUSTERS", 10000), routes: envInt("FLEET_BENCH_ROUTES", 1000)}
 	steady := 2 * time.Minute
@@ -96,6 +97,7 @@ type benchResult struct {
 	peakMiB, steadyPeakMiB   float64
 	convergeWrites           float64
 	ceiling                  ceiling // measured right after ours' convergence only
+	memLimit                 string  // the limits.memory under test and its soft limit (benchMemoryLimit)
 }
 
 func (r benchResult) String() string {
@@ -103,8 +105,8 @@ func (r benchResult) String() string {
 	if r.ceiling.took > 0 {
 		ceil = fmt.Sprintf(" ceiling_s=%.1f efficiency=%.2f", r.ceiling.took.Seconds(), r.ceiling.took.Seconds()/r.converge.Seconds())
 	}
-	return fmt.Sprintf("clusters=%d routes=%d converge_s=%.1f%s writes_per_changed_cluster=%.2f steady_writes=%.0f controller_peak_rss_mib=%.0f steady_peak_rss_mib=%.0f (moved=%d route_status_writes=%.0f steady_window=%s reconciles_in_window=%.0f converge_writes=%.0f %s)",
-		r.f.clusters, r.f.routes, r.converge.Seconds(), ceil, r.perChanged, r.steadyWrites, r.peakMiB, r.steadyPeakMiB, r.moved, r.routeWrites, r.steady, r.reconciles, r.convergeWrites, r.ceiling)
+	return fmt.Sprintf("clusters=%d routes=%d converge_s=%.1f%s writes_per_changed_cluster=%.2f steady_writes=%.0f controller_peak_rss_mib=%.0f steady_peak_rss_mib=%.0f %s (moved=%d route_status_writes=%.0f steady_window=%s reconciles_in_window=%.0f converge_writes=%.0f %s)",
+		r.f.clusters, r.f.routes, r.converge.Seconds(), ceil, r.perChanged, r.steadyWrites, r.peakMiB, r.steadyPeakMiB, r.memLimit, r.moved, r.routeWrites, r.steady, r.reconciles, r.convergeWrites, r.ceiling)
 }
 
 const benchWS = "bench"
@@ -136,7 +138,8 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 	}
 	mctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	_, unlimit := benchMemoryLimit(b)
+	memLimit, unlimit := benchMemoryLimit(b)
+	res.memLimit = memLimit
 	defer unlimit()
 	resetPeakRSS(b)
 	startWrites := writeCount()

@@ -10,6 +10,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
+	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
 )
 
@@ -51,11 +52,25 @@ func withTransforms(o cache.Options) cache.Options {
 	o.ByObject[&clusterv1.ManagedCluster{}] = cache.ByObject{Transform: slimManagedCluster}
 	for obj, by := range o.ByObject {
 		if _, ok := obj.(*workv1.ManifestWork); ok {
-			share := &sharedWorkSpecs{last: map[string]workSpecParts{}}
+			share, metadata := &sharedWorkSpecs{last: map[string]workSpecParts{}}, newSharedMaps()
 			by.Transform = func(obj any) (any, error) {
 				obj, err := slimManifestWork(obj)
 				if w, ok := obj.(*workv1.ManifestWork); ok && err == nil {
 					share.apply(w)
+					if !keepsManifests(w) {
+						metadata.share(w)
+					}
+				}
+				return obj, err
+			}
+			o.ByObject[obj] = by
+		}
+		if _, ok := obj.(*v1alpha1.ClusterOCIStorage); ok {
+			metadata := newSharedMaps()
+			by.Transform = func(obj any) (any, error) {
+				obj, err := stripManagedFields(obj)
+				if s, ok := obj.(*v1alpha1.ClusterOCIStorage); ok && err == nil {
+					metadata.share(s)
 				}
 				return obj, err
 			}

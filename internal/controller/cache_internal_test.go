@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,6 +11,7 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
+	"github.com/umkim/terraform-provider-fleet/api/v1alpha1"
 	"github.com/umkim/terraform-provider-fleet/internal/hub"
 	"github.com/umkim/terraform-provider-fleet/internal/pullwork"
 )
@@ -159,5 +161,57 @@ func TestCachedWorksShareTheirSpecParts(t *testing.T) {
 	p1, p2 := slim(work("ws1", pullwork.Component, ".status.results")), slim(work("ws1", pullwork.Component, ".status.results"))
 	if &p1.Spec.ManifestConfigs[0] == &p2.Spec.ManifestConfigs[0] {
 		t.Error("pull works, which the cache keeps whole, share their configs")
+	}
+}
+
+// The cached chain works and ClusterOCIStorages whose labels or annotations are equal share one
+// map; one whose labels differ keeps its own, and a pull work, which its reconciler reads whole,
+// is left as decoded.
+func TestCachedObjectsShareTheirMetadataMaps(t *testing.T) {
+	transforms := map[string]func(any) (any, error){}
+	for obj, by := range CacheOptions().ByObject {
+		switch obj.(type) {
+		case *workv1.ManifestWork:
+			transforms["work"] = by.Transform
+		case *v1alpha1.ClusterOCIStorage:
+			transforms["storage"] = by.Transform
+		}
+	}
+	slim := func(kind string, obj metav1.Object) metav1.Object {
+		out, err := transforms[kind](obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.(metav1.Object)
+	}
+	work := func(component, digest string) metav1.Object {
+		return &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Name: "w",
+			Labels:      map[string]string{hub.WorkspaceLabel: "ws", hub.ComponentLabel: component},
+			Annotations: map[string]string{ManifestsDigestAnnotation: digest}}}
+	}
+	same := func(a, b map[string]string) bool {
+		return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+	}
+	a, b, c := slim("work", work(componentOCIChain, "d1")), slim("work", work(componentOCIChain, "d1")), slim("work", work(componentOCIChain, "d2"))
+	if !same(a.GetLabels(), b.GetLabels()) || !same(a.GetAnnotations(), b.GetAnnotations()) {
+		t.Error("two works with equal labels and annotations do not share them")
+	}
+	if !same(a.GetLabels(), c.GetLabels()) || same(a.GetAnnotations(), c.GetAnnotations()) || c.GetAnnotations()[ManifestsDigestAnnotation] != "d2" {
+		t.Errorf("a work of another chain: labels shared %v, annotations %v (want shared labels, its own digest)", same(a.GetLabels(), c.GetLabels()), c.GetAnnotations())
+	}
+	if p1, p2 := slim("work", work(pullwork.Component, "d1")), slim("work", work(pullwork.Component, "d1")); same(p1.GetLabels(), p2.GetLabels()) {
+		t.Error("pull works, which the cache keeps whole, share their labels")
+	}
+	storage := func(labels map[string]string) metav1.Object {
+		return &v1alpha1.ClusterOCIStorage{ObjectMeta: metav1.ObjectMeta{Name: "s", Labels: labels,
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "fleet"}}}}
+	}
+	s1, s2 := slim("storage", storage(map[string]string{hub.ManagedByLabel: ManagedBy})), slim("storage", storage(map[string]string{hub.ManagedByLabel: ManagedBy}))
+	s3 := slim("storage", storage(map[string]string{hub.ManagedByLabel: ManagedBy, "edited": "by-hand"}))
+	if !same(s1.GetLabels(), s2.GetLabels()) || same(s1.GetLabels(), s3.GetLabels()) || len(s3.GetLabels()) != 2 {
+		t.Errorf("storages: equal labels shared %v, edited labels %v kept apart %v", same(s1.GetLabels(), s2.GetLabels()), s3.GetLabels(), !same(s1.GetLabels(), s3.GetLabels()))
+	}
+	if s1.GetManagedFields() != nil {
+		t.Error("a cached storage keeps its managed fields")
 	}
 }

@@ -12,36 +12,48 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
 
 	"github.com/umkim/terraform-provider-fleet/internal/manager"
 )
 
 // benchMemoryLimit sets the collector's soft limit the controller sets itself in the chart's
-// default deployment: manager.SetMemoryLimit of the chart's default limits.memory (what its
-// FLEET_MEMORY_LIMIT carries). FLEET_BENCH_MEMLIMIT=0 leaves the collector without one, to
-// measure against. It returns the soft limit (0: none) and what undoes it.
-func benchMemoryLimit(b *testing.B) (int64, func()) {
-	if os.Getenv("FLEET_BENCH_MEMLIMIT") == "0" {
-		return 0, func() {}
+// deployment: manager.SetMemoryLimit of the container's limits.memory (what the chart's
+// FLEET_MEMORY_LIMIT carries), by default the chart's. FLEET_BENCH_MEMLIMIT, a quantity (e.g.
+// 150Mi), is the limits.memory under test instead; 0 leaves the collector without a soft limit, to
+// measure against. It returns the limit as the controller line prints it and what undoes it.
+func benchMemoryLimit(b *testing.B) (string, func()) {
+	env := os.Getenv("FLEET_BENCH_MEMLIMIT")
+	if env == "0" {
+		return "memory_limit=none", func() {}
 	}
-	raw, err := os.ReadFile(filepath.Join("..", "..", "charts", "fleet-controller", "values.yaml"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	var values struct {
-		Resources corev1.ResourceRequirements `json:"resources"`
-	}
-	if err := yaml.Unmarshal(raw, &values); err != nil {
-		b.Fatal(err)
-	}
-	limit := values.Resources.Limits.Memory().Value()
-	if limit == 0 {
-		b.Fatal("the chart's values.yaml sets no resources.limits.memory")
+	var limit resource.Quantity
+	if env != "" {
+		q, err := resource.ParseQuantity(env)
+		if err != nil || q.Sign() <= 0 {
+			b.Fatalf("FLEET_BENCH_MEMLIMIT=%q: want the limits.memory under test, a quantity such as 150Mi, or 0 for no soft limit", env)
+		}
+		limit = q
+	} else {
+		raw, err := os.ReadFile(filepath.Join("..", "..", "charts", "fleet-controller", "values.yaml"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		var values struct {
+			Resources corev1.ResourceRequirements `json:"resources"`
+		}
+		if err := yaml.Unmarshal(raw, &values); err != nil {
+			b.Fatal(err)
+		}
+		if values.Resources.Limits.Memory().IsZero() {
+			b.Fatal("the chart's values.yaml sets no resources.limits.memory")
+		}
+		limit = *values.Resources.Limits.Memory()
 	}
 	prev := debug.SetMemoryLimit(-1)
-	soft := manager.SetMemoryLimit(limit)
-	return soft, func() { debug.SetMemoryLimit(prev) }
+	soft := manager.SetMemoryLimit(limit.Value())
+	return fmt.Sprintf("memory_limit=%s soft_limit_mib=%.0f", limit.String(), float64(soft)/(1<<20)), func() { debug.SetMemoryLimit(prev) }
 }
 
 // printMemory prints what the process's memory is made of now: resident anonymous and

@@ -213,8 +213,11 @@ func toUnstructured[T any](items []T) ([]unstructured.Unstructured, error) {
 type clusterPlan struct {
 	res  routing.Resolution
 	wait string
-	work *workv1.ManifestWork // the desired work; nil when the cluster gets none (or keeps its own)
-	kept string               // the unusable registry that keeps the delivered chain in place
+	// work is the desired work, to compare with: shared by the clusters of the same chain, its
+	// namespace unset (clusterWork gives a cluster its own to write); nil when the cluster gets
+	// none (or keeps its own).
+	work *workv1.ManifestWork
+	kept string // the unusable registry that keeps the delivered chain in place
 	// tooLarge is why the chain's work is over the work budget: nothing is written, the chain
 	// delivered before stays in place.
 	tooLarge error
@@ -248,6 +251,7 @@ func planWorkspace(ws *workspaceState) workspacePlan {
 		return p
 	}
 	p.report = rep
+	works := newChainPlanner(ws.name)
 	for _, res := range rep.Clusters {
 		cp := &clusterPlan{res: res, wait: ws.inv.Waits[res.Route]}
 		p.clusters[res.Cluster] = cp
@@ -277,10 +281,7 @@ func planWorkspace(ws *workspaceState) workspacePlan {
 			continue // no registry resolves for the cluster: it gets no chain
 		}
 		// A chain document of valid registries always encodes.
-		cp.work, _ = chainWork(ws.name, res.Cluster, chain)
-		if err := work.Check(cp.work, chainParts(chain)...); err != nil {
-			cp.work, cp.tooLarge = nil, err
-		}
+		cp.work, cp.tooLarge = works.plan(res.Cluster, chain)
 	}
 	return p
 }
@@ -332,13 +333,14 @@ func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p w
 		obs := ws.works[cluster]
 		switch {
 		case obs == nil:
-			written[cluster] = cp.work
+			desired := clusterWork(cp.work, cluster)
+			written[cluster] = desired
 			w.do(ctx, kindWork, verbCreate, func(ctx context.Context) error {
-				err := r.Create(ctx, cp.work)
+				err := r.Create(ctx, desired)
 				if err != nil {
 					failed.add(cluster, err)
 				} else {
-					r.expect.Wrote(ws.name, cp.work)
+					r.expect.Wrote(ws.name, desired)
 				}
 				return err
 			})
@@ -348,7 +350,10 @@ func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p w
 				metav1.SetMetaDataLabel(&upd.ObjectMeta, k, v)
 			}
 			metav1.SetMetaDataAnnotation(&upd.ObjectMeta, ManifestsDigestAnnotation, cp.work.Annotations[ManifestsDigestAnnotation])
-			upd.Spec.Workload, upd.Spec.DeleteOption, upd.Spec.ManifestConfigs = cp.work.Spec.Workload, cp.work.Spec.DeleteOption, cp.work.Spec.ManifestConfigs
+			// The cluster's own copy: the desired work is shared by clusters, and a write decodes
+			// into its object.
+			desired := clusterWork(cp.work, cluster)
+			upd.Spec.Workload, upd.Spec.DeleteOption, upd.Spec.ManifestConfigs = desired.Spec.Workload, desired.Spec.DeleteOption, desired.Spec.ManifestConfigs
 			next := upd.DeepCopy()
 			if !specUpToDate(obs, cp.work) {
 				next.Generation++
@@ -393,11 +398,12 @@ func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p w
 			obs = &v1alpha1.ClusterOCIStorage{ObjectMeta: metav1.ObjectMeta{Name: cluster, Namespace: ws.name,
 				Labels: map[string]string{hub.ManagedByLabel: ManagedBy}}}
 		}
-		desired := obs.DeepCopy()
-		desired.Status = clusterStatus(obs.Status, cp.res, cp.wait, cluster+"/"+WorkName(ws.name), cp.kept, cp.tooLarge, failed.byCluster[cluster], delivered[cluster], cp.unresolved)
-		if obs.UID != "" && !r.AlwaysWrite && equality.Semantic.DeepEqual(obs.Status, desired.Status) {
+		// The status is computed beside the cached object, and only a storage written is copied.
+		st := clusterStatus(obs.Status, cp.res, cp.wait, cluster+"/"+WorkName(ws.name), cp.kept, cp.tooLarge, failed.byCluster[cluster], delivered[cluster], cp.unresolved)
+		if obs.UID != "" && !r.AlwaysWrite && equality.Semantic.DeepEqual(obs.Status, st) {
 			continue
 		}
+		desired := &v1alpha1.ClusterOCIStorage{TypeMeta: obs.TypeMeta, ObjectMeta: *obs.ObjectMeta.DeepCopy(), Status: *st.DeepCopy()}
 		w.do(ctx, kindStorage, verbStatus, func(ctx context.Context) error {
 			if desired.UID == "" {
 				status := desired.Status

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -203,10 +204,12 @@ type chainDelivery struct {
 // replication wait (in Go's form, e.g. 10m0s), its ManifestWork ("<namespace>/<name>"), the
 // registry that stops its new chain from being delivered (kept, "" when none), why its work is
 // over the work budget (nil when not), the error of writing its work and whether the cluster
-// applied the work. It shows what is delivered; the agent's fields are kept.
+// applied the work. It shows what is delivered; the agent's fields are kept. The result shares
+// what it keeps of obs but its conditions: deep-copy it before writing it.
 func clusterStatus(obs v1alpha1.ClusterOCIStorageStatus, res routing.Resolution, wait, work, kept string, tooLarge, failed error, d chainDelivery,
 	unresolved []routing.Unresolved) v1alpha1.ClusterOCIStorageStatus {
-	st := *obs.DeepCopy()
+	st := obs
+	st.Conditions = slices.Clone(obs.Conditions) // set in place below; nothing else is changed in place
 	switch {
 	case !res.Matched():
 		st.Route, st.MatchedBy, st.Chain, st.ReplicationWait, st.Work = "", "", nil, "", ""

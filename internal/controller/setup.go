@@ -219,7 +219,7 @@ func (r *RoutingReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&clusterv1beta2.ManagedClusterSet{}, handler.EnqueueRequestsFromMapFunc(r.workspacesBinding)).
 		Watches(managedClusterMetadata(), routingClusterHandler(r), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(workspaceOfWork),
-			builder.WithPredicates(component(componentOCIChain), predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, workReported))).
+			builder.WithPredicates(component(componentOCIChain), predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}, workReported))).
 		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.workspacesOfCluster), builder.WithPredicates(availabilityChanged)).
 		Watches(&v1alpha1.ClusterOCIStorage{}, ns, builder.WithPredicates(predicate.Funcs{
 			UpdateFunc: func(e event.UpdateEvent) bool { return false }, // its own status writes
