@@ -89,11 +89,14 @@ func (r *RoutingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	plan := planWorkspace(ws)
+	plan := planWorkspace(ctx, ws)
 	if plan.err != nil {
 		return ctrl.Result{}, plan.err
 	}
 	failed, delivered, err := r.deliver(ctx, ws, plan)
+	if ctx.Err() != nil {
+		return ctrl.Result{}, err // stopping: the routes' statuses are written by the next reconcile
+	}
 	err = errors.Join(err, r.writeStatuses(ctx, ws, plan, failed, delivered))
 	return ctrl.Result{}, err
 }
@@ -234,8 +237,10 @@ type workspacePlan struct {
 	err      error               // the routes could not be resolved: nothing is to be written
 }
 
-// planWorkspace computes the desired state of a workspace from what the cache shows.
-func planWorkspace(ws *workspaceState) workspacePlan {
+// planWorkspace computes the desired state of a workspace from what the cache shows. It stops
+// with ctx's error when ctx ends: a workspace of 100,000 clusters takes seconds to plan, and the
+// manager gives its reconciles 30 s to return once it is told to stop.
+func planWorkspace(ctx context.Context, ws *workspaceState) workspacePlan {
 	p := workspacePlan{clusters: map[string]*clusterPlan{}, invalid: map[string][]string{}}
 	for _, inv := range ws.inv.Invalid {
 		if inv.Kind == inventory.RouteKind.Kind {
@@ -253,6 +258,10 @@ func planWorkspace(ws *workspaceState) workspacePlan {
 	p.report = rep
 	works := newChainPlanner(ws.name)
 	for _, res := range rep.Clusters {
+		if err := ctx.Err(); err != nil {
+			p.err = err
+			return p
+		}
 		cp := &clusterPlan{res: res, wait: ws.inv.Waits[res.Route]}
 		p.clusters[res.Cluster] = cp
 		if !res.Matched() {
@@ -327,6 +336,9 @@ func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p w
 		}
 	}
 	for cluster, cp := range p.clusters {
+		if ctx.Err() != nil {
+			break // what was started sees ctx end too; nothing more is compared
+		}
 		if cp.work == nil {
 			continue
 		}
@@ -371,6 +383,9 @@ func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p w
 		}
 	}
 	errWorks := w.wait()
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
 	delivered := map[string]chainDelivery{}
 	for cluster := range p.clusters {
 		d := chainDelivery{Silent: ws.silent[cluster]}
@@ -393,6 +408,9 @@ func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p w
 		}
 	}
 	for cluster, cp := range p.clusters {
+		if ctx.Err() != nil {
+			break
+		}
 		obs := ws.storages[cluster]
 		if obs == nil {
 			obs = &v1alpha1.ClusterOCIStorage{ObjectMeta: metav1.ObjectMeta{Name: cluster, Namespace: ws.name,
@@ -420,7 +438,7 @@ func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p w
 			return err
 		})
 	}
-	return failed.byCluster, delivered, errors.Join(errWorks, w.wait())
+	return failed.byCluster, delivered, errors.Join(errWorks, w.wait(), ctx.Err())
 }
 
 // writeStatuses writes the status of every route of the workspace that differs.
