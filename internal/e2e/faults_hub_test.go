@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -132,29 +133,40 @@ func controllerKilledMidMove(t testing.TB, n int) killResult {
 	testkit.Eventually(t, 3*converge, fmt.Sprintf("%d clusters on route a", n), allOn("a"))
 	t.Logf("%d simulated clusters delivered route a in %v", n, time.Since(began).Round(time.Millisecond))
 
-	// Every change of a chain work from here on, as the hub's watch shows it.
+	// Every change of a chain work from here on, as the hub's watch shows it. The API server may
+	// close a watch that falls behind a burst of events (a new process writes fast); the watch
+	// then resumes from the last resourceVersion it saw, so that no change goes uncounted.
 	_, rv, err := routes()
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := c.Watch(ctx, &workv1.ManifestWorkList{}, client.MatchingLabels{hub.WorkspaceLabel: ws}, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
 	var mu sync.Mutex
 	changes := map[string]int{}
 	total := 0
 	go func() {
-		for ev := range w.ResultChan() {
-			if ev.Type == watch.Modified || ev.Type == watch.Added || ev.Type == watch.Deleted {
-				if o, ok := ev.Object.(*workv1.ManifestWork); ok {
+		for watchCtx.Err() == nil {
+			w, err := c.Watch(watchCtx, &workv1.ManifestWorkList{}, client.MatchingLabels{hub.WorkspaceLabel: ws},
+				&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true}})
+			if err != nil {
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
+			for ev := range w.ResultChan() {
+				o, ok := ev.Object.(*workv1.ManifestWork)
+				if !ok {
+					continue // an error: watch again from rv
+				}
+				rv = o.ResourceVersion
+				if ev.Type == watch.Modified || ev.Type == watch.Added || ev.Type == watch.Deleted {
 					mu.Lock()
 					changes[o.Namespace]++
 					total++
 					mu.Unlock()
 				}
 			}
+			w.Stop()
 		}
 	}()
 	changed := func() int {
