@@ -2,6 +2,7 @@ package controller
 
 import (
 	"reflect"
+	"strconv"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -213,5 +214,24 @@ func TestCachedObjectsShareTheirMetadataMaps(t *testing.T) {
 	}
 	if s1.GetManagedFields() != nil {
 		t.Error("a cached storage keeps its managed fields")
+	}
+}
+
+// Sharing goes on past sharedMapsMax distinct maps (a long-lived hub's digests): once that many
+// are kept they are dropped, and equal maps decoded afterwards share one again.
+func TestSharedMapsKeepSharingPastTheirBound(t *testing.T) {
+	s := newSharedMaps()
+	for i := range sharedMapsMax + 10 {
+		s.intern(map[string]string{"digest": strconv.Itoa(i)})
+	}
+	a, b := map[string]string{"digest": "late"}, map[string]string{"digest": "late"}
+	if got := s.intern(a); reflect.ValueOf(got).Pointer() != reflect.ValueOf(a).Pointer() {
+		t.Fatal("the first map of its content past the bound is not the one kept")
+	}
+	if got := s.intern(b); reflect.ValueOf(got).Pointer() != reflect.ValueOf(a).Pointer() {
+		t.Errorf("past %d distinct maps, an equal map is not shared: sharing stopped for good", sharedMapsMax)
+	}
+	if len(s.byKey) > sharedMapsMax {
+		t.Errorf("%d maps kept, want at most %d", len(s.byKey), sharedMapsMax)
 	}
 }

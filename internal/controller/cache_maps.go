@@ -17,7 +17,10 @@ import (
 // spec parts (sharedWorkSpecs), this relies on the cache's objects being read, never written in
 // place: a reader that means to write copies first.
 
-// sharedMapsMax bounds the distinct maps kept to share: beyond it, a new map stays its object's.
+// sharedMapsMax bounds the distinct maps kept to share. Digest annotations change with every
+// chain a workspace gets, so the kept maps are dropped when there are this many and sharing
+// starts over from the objects decoded next (the objects keep the maps they hold): a bound that
+// only stopped sharing would, on a long-lived hub, end it for good.
 const sharedMapsMax = 4096
 
 // sharedMaps holds one copy of each distinct small map the cache's objects of a kind carry.
@@ -39,7 +42,7 @@ func (s *sharedMaps) share(obj metav1.Object) {
 }
 
 // intern returns the shared map equal to m, m itself when it becomes the one, or nil to leave m
-// as it is (empty, or too many to keep).
+// as it is (empty).
 func (s *sharedMaps) intern(m map[string]string) map[string]string {
 	if len(m) == 0 {
 		return nil
@@ -58,7 +61,7 @@ func (s *sharedMaps) intern(m map[string]string) map[string]string {
 		return shared
 	}
 	if len(s.byKey) >= sharedMapsMax {
-		return nil
+		clear(s.byKey)
 	}
 	s.byKey[key] = m
 	return m
