@@ -97,8 +97,9 @@ type benchResult struct {
 	steady                   time.Duration
 	peakMiB, steadyPeakMiB   float64
 	convergeWrites           float64
-	ceiling                  ceiling // measured right after ours' convergence only
-	memLimit                 string  // the limits.memory under test and its soft limit (benchMemoryLimit)
+	firstWrite               time.Duration // from the manager's start to its first write: cache sync and the first plan
+	ceiling                  ceiling       // measured right after ours' convergence only
+	memLimit                 string        // the limits.memory under test and its soft limit (benchMemoryLimit)
 }
 
 func (r benchResult) String() string {
@@ -106,8 +107,8 @@ func (r benchResult) String() string {
 	if r.ceiling.took > 0 {
 		ceil = fmt.Sprintf(" ceiling_s=%.1f efficiency=%.2f", r.ceiling.took.Seconds(), r.ceiling.took.Seconds()/r.converge.Seconds())
 	}
-	return fmt.Sprintf("clusters=%d routes=%d converge_s=%.1f%s writes_per_changed_cluster=%.2f steady_writes=%.0f controller_peak_rss_mib=%.0f steady_peak_rss_mib=%.0f %s (moved=%d route_status_writes=%.0f steady_window=%s reconciles_in_window=%.0f converge_writes=%.0f %s)",
-		r.f.clusters, r.f.routes, r.converge.Seconds(), ceil, r.perChanged, r.steadyWrites, r.peakMiB, r.steadyPeakMiB, r.memLimit, r.moved, r.routeWrites, r.steady, r.reconciles, r.convergeWrites, r.ceiling)
+	return fmt.Sprintf("clusters=%d routes=%d converge_s=%.1f%s writes_per_changed_cluster=%.2f steady_writes=%.0f controller_peak_rss_mib=%.0f steady_peak_rss_mib=%.0f %s (moved=%d route_status_writes=%.0f steady_window=%s reconciles_in_window=%.0f converge_writes=%.0f first_write_s=%.1f %s)",
+		r.f.clusters, r.f.routes, r.converge.Seconds(), ceil, r.perChanged, r.steadyWrites, r.peakMiB, r.steadyPeakMiB, r.memLimit, r.moved, r.routeWrites, r.steady, r.reconciles, r.convergeWrites, r.firstWrite.Seconds(), r.ceiling)
 }
 
 const benchWS = "bench"
@@ -148,6 +149,13 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 	stopProfile := startCPUProfile(b, fmt.Sprintf("controller-cpu-%d-clusters%s.pprof", f.clusters, map[bool]string{true: "-baseline"}[naive]))
 	start := time.Now()
 	go func() { done <- mgr.Start(mctx) }()
+	var firstWrite atomic.Int64
+	go func() {
+		for writeCount() == startWrites && mctx.Err() == nil {
+			time.Sleep(50 * time.Millisecond)
+		}
+		firstWrite.Store(int64(time.Since(start)))
+	}()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -158,6 +166,7 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 	// Converged: every cluster has its work and its ClusterOCIStorage, every route its status.
 	res.peakMiB = f.waitConverged(b, ctx, c, works0, storages0)
 	res.converge = time.Since(start)
+	res.firstWrite = time.Duration(firstWrite.Load())
 	stopProfile()
 	res.convergeWrites = writeCount() - startWrites
 	printMemory(b, "at convergence")

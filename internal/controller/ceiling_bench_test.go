@@ -3,6 +3,7 @@ package controller_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -25,7 +26,8 @@ import (
 type ceiling struct {
 	took    time.Duration
 	writes  int
-	workers int // the best of those tried
+	workers int      // the best of those tried
+	tries   []string // each worker count tried, with its rate in clusters a second
 }
 
 const ceilingNS = "bench-ceiling"
@@ -104,6 +106,7 @@ func measureCeiling(b *testing.B, ctx context.Context, c client.Client) ceiling 
 	// the best rate.
 	tenth := max(1, len(jobs)/10)
 	best, bestRate := 0, 0.0
+	var tries []string
 	offset := 0
 	for _, n := range []int{16, 64, 256} {
 		if offset+tenth > len(jobs) {
@@ -111,7 +114,9 @@ func measureCeiling(b *testing.B, ctx context.Context, c client.Client) ceiling 
 		}
 		took := run(jobs[offset:offset+tenth], n)
 		offset += tenth
-		if rate := float64(tenth) / took.Seconds(); rate > bestRate {
+		rate := float64(tenth) / took.Seconds()
+		tries = append(tries, fmt.Sprintf("%d:%.0f", n, rate))
+		if rate > bestRate {
 			best, bestRate = n, rate
 		}
 	}
@@ -122,9 +127,9 @@ func measureCeiling(b *testing.B, ctx context.Context, c client.Client) ceiling 
 	if b.Failed() {
 		b.FailNow()
 	}
-	return ceiling{took: total, writes: int(written.Load()) * len(jobs) / max(1, rest), workers: best}
+	return ceiling{took: total, writes: int(written.Load()) * len(jobs) / max(1, rest), workers: best, tries: tries}
 }
 
 func (c ceiling) String() string {
-	return fmt.Sprintf("ceiling_writes=%d ceiling_workers=%d", c.writes, c.workers)
+	return fmt.Sprintf("ceiling_writes=%d ceiling_workers=%d ceiling_clusters_per_s=%s", c.writes, c.workers, strings.Join(c.tries, ","))
 }

@@ -308,7 +308,7 @@ func problems(err error) []string {
 	return out
 }
 
-// deliveryErrors collects the failed writes of a reconcile, by cluster.
+// deliveryErrors collects the failed work writes of a reconcile, by cluster.
 type deliveryErrors struct {
 	mu        sync.Mutex
 	byCluster map[string]error
@@ -321,124 +321,134 @@ func (d *deliveryErrors) add(cluster string, err error) {
 }
 
 // deliver writes the works that differ from the plan, deletes those of clusters that get none,
-// and then the ClusterOCIStorages. It returns the failed writes and whether each cluster has
-// applied its work, by cluster.
+// and writes the ClusterOCIStorages. A cluster's storage follows its own work's write, which its
+// status reports, and no other's: each cluster is one job, and no cluster waits for the rest.
+// It returns the failed work writes and whether each cluster has applied its work, by cluster.
 func (r *RoutingReconciler) deliver(ctx context.Context, ws *workspaceState, p workspacePlan) (map[string]error, map[string]chainDelivery, error) {
 	failed := &deliveryErrors{byCluster: map[string]error{}}
-	// The works written in this reconcile, as the hub will hold them: their generation is the
-	// one the work agent must report (one more after a spec change, the apiserver's rule), so that
-	// the status says now what the next reconcile would, and is written once.
-	written := map[string]*workv1.ManifestWork{}
 	w := r.writer()
 	for cluster, obs := range ws.works {
 		if cp := p.clusters[cluster]; cp == nil || (cp.work == nil && cp.kept == "" && cp.tooLarge == nil) {
 			w.do(ctx, kindWork, verbDelete, func(ctx context.Context) error { return r.delete(ctx, ws.name, obs) })
 		}
 	}
-	for cluster, cp := range p.clusters {
-		if ctx.Err() != nil {
-			break // what was started sees ctx end too; nothing more is compared
-		}
-		if cp.work == nil {
-			continue
-		}
-		obs := ws.works[cluster]
-		switch {
-		case obs == nil:
-			desired := clusterWork(cp.work, cluster)
-			written[cluster] = desired
-			w.do(ctx, kindWork, verbCreate, func(ctx context.Context) error {
-				err := r.Create(ctx, desired)
-				if err != nil {
-					failed.add(cluster, err)
-				} else {
-					r.expect.Wrote(ws.name, desired)
-				}
-				return err
-			})
-		case r.AlwaysWrite || !workUpToDate(obs, cp.work):
-			upd := obs.DeepCopy()
-			for k, v := range cp.work.Labels {
-				metav1.SetMetaDataLabel(&upd.ObjectMeta, k, v)
-			}
-			metav1.SetMetaDataAnnotation(&upd.ObjectMeta, ManifestsDigestAnnotation, cp.work.Annotations[ManifestsDigestAnnotation])
-			// The cluster's own copy: the desired work is shared by clusters, and a write decodes
-			// into its object.
-			desired := clusterWork(cp.work, cluster)
-			upd.Spec.Workload, upd.Spec.DeleteOption, upd.Spec.ManifestConfigs = desired.Spec.Workload, desired.Spec.DeleteOption, desired.Spec.ManifestConfigs
-			next := upd.DeepCopy()
-			if !specUpToDate(obs, cp.work) {
-				next.Generation++
-			}
-			written[cluster] = next
-			w.do(ctx, kindWork, verbUpdate, func(ctx context.Context) error {
-				err := r.update(ctx, upd, false)
-				if err != nil {
-					failed.add(cluster, err)
-				} else {
-					r.expect.Wrote(ws.name, upd)
-				}
-				return err
-			})
-		}
-	}
-	errWorks := w.wait()
-	if err := ctx.Err(); err != nil {
-		return nil, nil, err
-	}
-	delivered := map[string]chainDelivery{}
-	for cluster := range p.clusters {
-		d := chainDelivery{Silent: ws.silent[cluster]}
-		obs := ws.works[cluster]
-		if next := written[cluster]; next != nil {
-			obs = next
-		}
-		if obs == nil {
-			d.Why = "no work is written for the cluster"
-		} else {
-			d.Applied, d.Why = work.Applied(obs)
-		}
-		delivered[cluster] = d
-	}
-
-	w = r.writer()
 	for cluster, obs := range ws.storages {
 		if p.clusters[cluster] == nil {
 			w.do(ctx, kindStorage, verbDelete, func(ctx context.Context) error { return r.delete(ctx, ws.name, obs) })
 		}
 	}
+	delivered := make(map[string]chainDelivery, len(p.clusters))
 	for cluster, cp := range p.clusters {
 		if ctx.Err() != nil {
-			break
+			break // what was started sees ctx end too; nothing more is compared
 		}
-		obs := ws.storages[cluster]
-		if obs == nil {
-			obs = &v1alpha1.ClusterOCIStorage{ObjectMeta: metav1.ObjectMeta{Name: cluster, Namespace: ws.name,
-				Labels: map[string]string{hub.ManagedByLabel: ManagedBy}}}
+		verb, writeWork, next := r.workWrite(ws, cluster, cp)
+		d := chainDelivery{Silent: ws.silent[cluster]}
+		if next == nil {
+			d.Why = "no work is written for the cluster"
+		} else {
+			d.Applied, d.Why = work.Applied(next)
 		}
-		// The status is computed beside the cached object, and only a storage written is copied.
-		st := clusterStatus(obs.Status, cp.res, cp.wait, cluster+"/"+WorkName(ws.name), cp.kept, cp.tooLarge, failed.byCluster[cluster], delivered[cluster], cp.unresolved)
-		if obs.UID != "" && !r.AlwaysWrite && equality.Semantic.DeepEqual(obs.Status, st) {
+		delivered[cluster] = d
+		if writeWork == nil {
+			if writeStorage := r.storageWrite(ws, cluster, cp, nil, d); writeStorage != nil {
+				w.job(ctx, writeStorage)
+			}
 			continue
 		}
-		desired := &v1alpha1.ClusterOCIStorage{TypeMeta: obs.TypeMeta, ObjectMeta: *obs.ObjectMeta.DeepCopy(), Status: *st.DeepCopy()}
-		w.do(ctx, kindStorage, verbStatus, func(ctx context.Context) error {
-			if desired.UID == "" {
-				status := desired.Status
-				if err := r.Create(ctx, desired); err != nil {
-					return err
-				}
-				r.expect.Wrote(ws.name, desired)
-				desired.Status = status
+		w.job(ctx, func(send send) error {
+			errWork := send(kindWork, verb, writeWork)
+			if errWork != nil {
+				failed.add(cluster, errWork)
 			}
-			err := r.update(ctx, desired, true)
-			if err == nil {
-				r.expect.Wrote(ws.name, desired)
+			if writeStorage := r.storageWrite(ws, cluster, cp, errWork, d); writeStorage != nil {
+				return errors.Join(errWork, writeStorage(send))
 			}
-			return err
+			return errWork
 		})
 	}
-	return failed.byCluster, delivered, errors.Join(errWorks, w.wait(), ctx.Err())
+	err := w.wait()
+	if ctx.Err() != nil {
+		return nil, nil, ctx.Err()
+	}
+	return failed.byCluster, delivered, err
+}
+
+// workWrite is the write that brings cluster's work to the plan (verb and write; none when it is
+// so already) and the work as the hub holds it once written (nil when there is none). Its
+// generation is the one the work agent must report (one more after a spec change, the
+// apiserver's rule), so that the status says now what the next reconcile would, and is written
+// once.
+func (r *RoutingReconciler) workWrite(ws *workspaceState, cluster string, cp *clusterPlan) (string, func(context.Context) error, *workv1.ManifestWork) {
+	obs := ws.works[cluster]
+	switch {
+	case cp.work == nil:
+		return "", nil, obs
+	case obs == nil:
+		desired := clusterWork(cp.work, cluster)
+		return verbCreate, func(ctx context.Context) error {
+			if err := r.Create(ctx, desired); err != nil {
+				return err
+			}
+			r.expect.Wrote(ws.name, desired)
+			return nil
+		}, desired
+	case r.AlwaysWrite || !workUpToDate(obs, cp.work):
+		upd := obs.DeepCopy()
+		for k, v := range cp.work.Labels {
+			metav1.SetMetaDataLabel(&upd.ObjectMeta, k, v)
+		}
+		metav1.SetMetaDataAnnotation(&upd.ObjectMeta, ManifestsDigestAnnotation, cp.work.Annotations[ManifestsDigestAnnotation])
+		// The cluster's own copy: the desired work is shared by clusters, and a write decodes
+		// into its object.
+		desired := clusterWork(cp.work, cluster)
+		upd.Spec.Workload, upd.Spec.DeleteOption, upd.Spec.ManifestConfigs = desired.Spec.Workload, desired.Spec.DeleteOption, desired.Spec.ManifestConfigs
+		next := upd.DeepCopy()
+		if !specUpToDate(obs, cp.work) {
+			next.Generation++
+		}
+		return verbUpdate, func(ctx context.Context) error {
+			if err := r.update(ctx, upd, false); err != nil {
+				return err
+			}
+			r.expect.Wrote(ws.name, upd)
+			return nil
+		}, next
+	}
+	return "", nil, obs
+}
+
+// storageWrite is the write of cluster's ClusterOCIStorage, created when absent, whose status
+// reports the plan, errWork (its work's write) and d; none when the cached status says so already.
+// The status is computed beside the cached object, and only a storage written is copied.
+func (r *RoutingReconciler) storageWrite(ws *workspaceState, cluster string, cp *clusterPlan, errWork error, d chainDelivery) func(send) error {
+	obs := ws.storages[cluster]
+	if obs == nil {
+		obs = &v1alpha1.ClusterOCIStorage{ObjectMeta: metav1.ObjectMeta{Name: cluster, Namespace: ws.name,
+			Labels: map[string]string{hub.ManagedByLabel: ManagedBy}}}
+	}
+	st := clusterStatus(obs.Status, cp.res, cp.wait, cluster+"/"+WorkName(ws.name), cp.kept, cp.tooLarge, errWork, d, cp.unresolved)
+	if obs.UID != "" && !r.AlwaysWrite && equality.Semantic.DeepEqual(obs.Status, st) {
+		return nil
+	}
+	desired := &v1alpha1.ClusterOCIStorage{TypeMeta: obs.TypeMeta, ObjectMeta: *obs.ObjectMeta.DeepCopy(), Status: *st.DeepCopy()}
+	return func(send send) error {
+		if desired.UID == "" {
+			status := desired.Status
+			if err := send(kindStorage, verbCreate, func(ctx context.Context) error { return r.Create(ctx, desired) }); err != nil {
+				return err
+			}
+			r.expect.Wrote(ws.name, desired)
+			desired.Status = status
+		}
+		return send(kindStorage, verbStatus, func(ctx context.Context) error {
+			if err := r.update(ctx, desired, true); err != nil {
+				return err
+			}
+			r.expect.Wrote(ws.name, desired)
+			return nil
+		})
+	}
 }
 
 // writeStatuses writes the status of every route of the workspace that differs.

@@ -81,18 +81,29 @@ func (r *RoutingReconciler) writer() *writer {
 	return w
 }
 
+// send sends one write once one of the slots in flight is free, and counts it.
+type send func(resource, verb string, write func(context.Context) error) error
+
+// job runs writes one after another in one goroutine, for a write that depends on an earlier
+// one's answer; each holds its slot in flight only while it is sent.
+func (w *writer) job(ctx context.Context, run func(send) error) {
+	w.g.Go(func() error {
+		return run(func(resource, verb string, write func(context.Context) error) error {
+			select {
+			case w.sem <- struct{}{}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			defer func() { <-w.sem }()
+			Writes.WithLabelValues(resource, verb).Inc()
+			return write(ctx)
+		})
+	})
+}
+
 // do runs one write and counts it.
 func (w *writer) do(ctx context.Context, resource, verb string, write func(context.Context) error) {
-	w.g.Go(func() error {
-		select {
-		case w.sem <- struct{}{}:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		defer func() { <-w.sem }()
-		Writes.WithLabelValues(resource, verb).Inc()
-		return write(ctx)
-	})
+	w.job(ctx, func(send send) error { return send(resource, verb, write) })
 }
 
 // wait returns the first error of the writes started.
