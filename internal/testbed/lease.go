@@ -109,25 +109,28 @@ func setAvailable(ctx context.Context, hc client.Client, cluster string, status 
 func (f *Fleet) watchLeases(stop <-chan struct{}) {
 	ticker := time.NewTicker(time.Second)
 	defer ticker.Stop()
+	var hc client.Client // made once it can be: its REST mapper then serves every check
 	for {
 		select {
 		case <-stop:
 			return
 		case <-ticker.C:
 		}
+		if hc == nil {
+			var err error
+			if hc, err = f.Hub.Client(); err != nil {
+				continue
+			}
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		for _, c := range f.Clusters {
-			_ = f.checkLease(ctx, c) // a hub restarting is checked again a second later
+			_ = f.checkLease(ctx, hc, c) // a hub restarting is checked again a second later
 		}
 		cancel()
 	}
 }
 
-func (f *Fleet) checkLease(ctx context.Context, c *Cluster) error {
-	hc, err := f.Hub.Client()
-	if err != nil {
-		return err
-	}
+func (f *Fleet) checkLease(ctx context.Context, hc client.Client, c *Cluster) error {
 	var l coordinationv1.Lease
 	if err := hc.Get(ctx, types.NamespacedName{Namespace: c.Name, Name: LeaseName}, &l); err != nil {
 		return client.IgnoreNotFound(err)
