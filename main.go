@@ -2,13 +2,10 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"log"
 	"os"
 	"strings"
-
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 
 	"github.com/umkim/terraform-provider-fleet/internal/provider"
 )
@@ -21,11 +18,7 @@ func main() {
 	flag.Parse()
 
 	quietSDKLogs()
-	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
-		Address: provider.Address,
-		Debug:   *debug,
-	})
-	if err != nil {
+	if err := provider.Serve(version, *debug); err != nil {
 		log.Fatal(err)
 	}
 }

@@ -95,9 +95,18 @@ func (s Settings) RESTConfig() (*rest.Config, error) {
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = "terraform-provider-fleet"
 	}
-	cfg.QPS, cfg.Burst = 50, 100
+	cfg.QPS, cfg.Burst = QPS, Burst
 	return cfg, nil
 }
+
+// QPS and Burst are the client's request rate limits, the controller's defaults. A plan reads
+// each resource once (a GET), with Terraform's parallelism (10) in flight: at client-go's usual
+// 50 a second, 2,000 routes would wait 40 s for the limiter alone. The hub's API Priority and
+// Fairness still shares the server between clients; its 429 answers are retried (Transient).
+const (
+	QPS   = 500
+	Burst = 1000
+)
 
 func expandHome(path string) (string, error) {
 	if path != "~" && !strings.HasPrefix(path, "~/") {

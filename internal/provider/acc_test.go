@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	corev1 "k8s.io/api/core/v1"
@@ -22,7 +21,7 @@ import (
 
 // protoV6Providers serves the provider in-process to the Terraform or OpenTofu CLI under test.
 var protoV6Providers = map[string]func() (tfprotov6.ProviderServer, error){
-	"fleet": providerserver.NewProtocol6WithError(New("test")()),
+	"fleet": func() (tfprotov6.ProviderServer, error) { return NewServer("test")(), nil },
 }
 
 // testRESTConfig is the admin configuration of the hub the acceptance tests run against

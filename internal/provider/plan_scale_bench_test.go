@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
@@ -17,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
@@ -58,8 +58,9 @@ func serveBenchProvider(stats string) int {
 			}
 			defer sampleHeap(filepath.Join(dir, fmt.Sprintf("provider-%d", os.Getpid())))()
 		}
-		err = providerserver.Serve(context.Background(), New("bench"), providerserver.ServeOpts{Address: Address})
+		err = Serve("bench", false)
 		if dir != "" { // what the provider still holds as it stops, every call done
+			runtime.GC() // the profile is as of the last collection: one after the calls
 			if f, e := os.Create(filepath.Join(dir, fmt.Sprintf("provider-%d.heap", os.Getpid()))); e == nil {
 				_ = pprof.WriteHeapProfile(f)
 				f.Close()

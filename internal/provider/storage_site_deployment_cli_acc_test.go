@@ -20,7 +20,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 )
@@ -72,7 +71,7 @@ func newCLIWorkdirServing(t *testing.T, wrap func(tfprotov6.ProviderServer) tfpr
 	closeCh := make(chan struct{})
 	serveErr := make(chan error, 1)
 	go func() {
-		server := providerserver.NewProtocol6(New("test")())
+		server := NewServer("test")
 		if wrap != nil {
 			inner := server
 			server = func() tfprotov6.ProviderServer { return wrap(inner()) }
