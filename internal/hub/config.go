@@ -99,10 +99,11 @@ func (s Settings) RESTConfig() (*rest.Config, error) {
 	return cfg, nil
 }
 
-// QPS and Burst are the client's request rate limits, the controller's defaults. A plan reads
-// each resource once (a GET), with Terraform's parallelism (10) in flight: at client-go's usual
-// 50 a second, 2,000 routes would wait 40 s for the limiter alone. The hub's API Priority and
-// Fairness still shares the server between clients; its 429 answers are retried (Transient).
+// QPS and Burst are the provider's request rate limits on the hub (the controller sets its own
+// from its flags). A plan reads each resource once (a GET), with Terraform's parallelism (10) in
+// flight: at client-go's usual 50 a second, 2,000 routes would wait 40 s for the limiter alone.
+// The hub's API Priority and Fairness still shares the server between clients; its 429 answers
+// are retried (Transient).
 const (
 	QPS   = 500
 	Burst = 1000
