@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -96,6 +98,7 @@ type benchResult struct {
 	steadyWrites, reconciles float64
 	steady                   time.Duration
 	peakMiB, steadyPeakMiB   float64
+	peakLiveMiB              float64 // the live heap's peak over convergence (liveHeapPeak)
 	convergeWrites           float64
 	firstWrite               time.Duration // from the manager's start to its first write: cache sync and the first plan
 	ceiling                  ceiling       // measured right after ours' convergence only
@@ -107,8 +110,8 @@ func (r benchResult) String() string {
 	if r.ceiling.took > 0 {
 		ceil = fmt.Sprintf(" ceiling_s=%.1f efficiency=%.2f", r.ceiling.took.Seconds(), r.ceiling.took.Seconds()/r.converge.Seconds())
 	}
-	return fmt.Sprintf("clusters=%d routes=%d converge_s=%.1f%s writes_per_changed_cluster=%.2f steady_writes=%.0f controller_peak_rss_mib=%.0f steady_peak_rss_mib=%.0f %s (moved=%d route_status_writes=%.0f steady_window=%s reconciles_in_window=%.0f converge_writes=%.0f first_write_s=%.1f %s)",
-		r.f.clusters, r.f.routes, r.converge.Seconds(), ceil, r.perChanged, r.steadyWrites, r.peakMiB, r.steadyPeakMiB, r.memLimit, r.moved, r.routeWrites, r.steady, r.reconciles, r.convergeWrites, r.firstWrite.Seconds(), r.ceiling)
+	return fmt.Sprintf("clusters=%d routes=%d converge_s=%.1f%s writes_per_changed_cluster=%.2f steady_writes=%.0f controller_peak_rss_mib=%.0f steady_peak_rss_mib=%.0f %s (moved=%d route_status_writes=%.0f steady_window=%s reconciles_in_window=%.0f converge_writes=%.0f first_write_s=%.1f peak_live_heap_mib=%.0f %s)",
+		r.f.clusters, r.f.routes, r.converge.Seconds(), ceil, r.perChanged, r.steadyWrites, r.peakMiB, r.steadyPeakMiB, r.memLimit, r.moved, r.routeWrites, r.steady, r.reconciles, r.convergeWrites, r.firstWrite.Seconds(), r.peakLiveMiB, r.ceiling)
 }
 
 const benchWS = "bench"
@@ -147,6 +150,7 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 	startWrites := writeCount()
 	works0, storages0 := writes("manifestwork", "create"), writes("clusterocistorage", "")
 	stopProfile := startCPUProfile(b, fmt.Sprintf("controller-cpu-%d-clusters%s.pprof", f.clusters, map[bool]string{true: "-baseline"}[naive]))
+	liveHeap := startLiveHeapPeak(b, fmt.Sprintf("controller-heap-peak-%d-clusters%s.pprof", f.clusters, map[bool]string{true: "-baseline"}[naive]))
 	start := time.Now()
 	go func() { done <- mgr.Start(mctx) }()
 	var firstWrite atomic.Int64
@@ -164,10 +168,11 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 	}()
 
 	// Converged: every cluster has its work and its ClusterOCIStorage, every route its status.
-	res.peakMiB = f.waitConverged(b, ctx, c, works0, storages0)
+	res.peakMiB = f.waitConverged(b, ctx, c, works0, storages0, liveHeap)
 	res.converge = time.Since(start)
 	res.firstWrite = time.Duration(firstWrite.Load())
 	stopProfile()
+	res.peakLiveMiB = liveHeap.Stop()
 	res.convergeWrites = writeCount() - startWrites
 	printMemory(b, "at convergence")
 	if !naive {
@@ -289,6 +294,81 @@ func saveHeapProfile(b *testing.B, name string) {
 	fmt.Printf("controller: heap profile %s\n", path)
 }
 
+// liveHeapPeak follows the live heap (what each collection kept) from its start to its stop and
+// keeps its peak, with the heap profile of the collection that saw it in the artifact directory.
+// Under GOGC's default the heap grows to twice what the last collection kept before the next, so
+// the peak RSS follows this peak: it is what to make smaller. What the benchmark itself holds
+// while it confirms convergence (aside) is left out.
+type liveHeapPeak struct {
+	path       string
+	mu         sync.Mutex
+	peak       uint64
+	cycle      uint64 // the last collection sampled
+	aside      bool   // the benchmark holds its own lists
+	asideUntil uint64 // collections up to this one may have seen them
+	stop, done chan struct{}
+}
+
+var liveHeapSamples = []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
+
+func startLiveHeapPeak(b *testing.B, name string) *liveHeapPeak {
+	p := &liveHeapPeak{path: filepath.Join(b.ArtifactDir(), name), stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		for tick := time.NewTicker(100 * time.Millisecond); ; {
+			p.sample()
+			select {
+			case <-p.stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return p
+}
+
+func (p *liveHeapPeak) sample() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := slices.Clone(liveHeapSamples)
+	metrics.Read(s)
+	live, cycle := s[0].Value.Uint64(), s[1].Value.Uint64()
+	if cycle == p.cycle || p.aside || cycle <= p.asideUntil {
+		return
+	}
+	p.cycle = cycle
+	if live > p.peak {
+		p.peak = live
+		if f, err := os.Create(p.path); err == nil {
+			_ = pprof.WriteHeapProfile(f)
+			_ = f.Close()
+		}
+	}
+}
+
+// setAside runs f, the benchmark's own reads, leaving out of the peak the collections that may
+// have seen what it held: those until the one after f returns.
+func (p *liveHeapPeak) setAside(f func() bool) bool {
+	p.mu.Lock()
+	p.aside = true
+	p.mu.Unlock()
+	ok := f()
+	s := slices.Clone(liveHeapSamples)
+	metrics.Read(s)
+	p.mu.Lock()
+	p.aside, p.asideUntil = false, s[1].Value.Uint64()+1
+	p.mu.Unlock()
+	return ok
+}
+
+// Stop stops following and returns the peak in MiB.
+func (p *liveHeapPeak) Stop() float64 {
+	close(p.stop)
+	<-p.done
+	fmt.Printf("controller: heap profile at the live heap's peak %s\n", p.path)
+	return float64(p.peak) / (1 << 20)
+}
+
 // startCPUProfile profiles the process's CPU (the controller's, and the little the benchmark's
 // convergence polls take) into the artifact directory until the returned function is called.
 func startCPUProfile(b *testing.B, name string) func() {
@@ -337,9 +417,10 @@ func waitFor(b *testing.B, what string, ok func() bool) {
 // its status, and returns the process's peak RSS until then. The writes metric, cheap to read,
 // says when to look (a work created and a storage written per cluster since works0 and
 // storages0); only then is the hub listed to confirm, at most every 2 s, since each list brings
-// every work and storage into the process whose memory is measured, and the peak is read before
-// each confirming list so that the one which confirms is left out of it.
-func (f benchFleet) waitConverged(b *testing.B, ctx context.Context, c client.Client, works0, storages0 float64) float64 {
+// every work and storage into the process whose memory is measured: the RSS peak is read before
+// each confirming list so that the one which confirms is left out of it, and the lists are set
+// aside from the live heap's peak.
+func (f benchFleet) waitConverged(b *testing.B, ctx context.Context, c client.Client, works0, storages0 float64, heap *liveHeapPeak) float64 {
 	count := func(list *metav1.PartialObjectMetadataList, opts ...client.ListOption) int {
 		if err := c.List(ctx, list, opts...); err != nil {
 			return -1
@@ -356,23 +437,25 @@ func (f benchFleet) waitConverged(b *testing.B, ctx context.Context, c client.Cl
 		}
 		polled = time.Now()
 		peak = max(peak, peakRSSMiB(b))
-		works := &metav1.PartialObjectMetadataList{}
-		works.SetGroupVersionKind(workv1.SchemeGroupVersion.WithKind("ManifestWorkList"))
-		storages := &metav1.PartialObjectMetadataList{}
-		storages.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("ClusterOCIStorageList"))
-		if count(works, client.MatchingLabels{hub.WorkspaceLabel: benchWS}) != f.clusters || count(storages, client.InNamespace(benchWS)) != f.clusters {
-			return false
-		}
-		var routes v1alpha1.OCIStorageRouteList
-		if err := c.List(ctx, &routes, client.InNamespace(benchWS)); err != nil {
-			return false
-		}
-		for _, r := range routes.Items {
-			if r.Status.ObservedGeneration != r.Generation {
+		return heap.setAside(func() bool {
+			works := &metav1.PartialObjectMetadataList{}
+			works.SetGroupVersionKind(workv1.SchemeGroupVersion.WithKind("ManifestWorkList"))
+			storages := &metav1.PartialObjectMetadataList{}
+			storages.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("ClusterOCIStorageList"))
+			if count(works, client.MatchingLabels{hub.WorkspaceLabel: benchWS}) != f.clusters || count(storages, client.InNamespace(benchWS)) != f.clusters {
 				return false
 			}
-		}
-		return true
+			var routes v1alpha1.OCIStorageRouteList
+			if err := c.List(ctx, &routes, client.InNamespace(benchWS)); err != nil {
+				return false
+			}
+			for _, r := range routes.Items {
+				if r.Status.ObservedGeneration != r.Generation {
+					return false
+				}
+			}
+			return true
+		})
 	})
 	return peak
 }
