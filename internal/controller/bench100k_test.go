@@ -295,12 +295,15 @@ func (f labelFleet) converged(ctx context.Context, c client.Client) bool {
 		countPaged(ctx, c, v1alpha1.GroupVersion.WithKind("ClusterOCIStorageList"), client.InNamespace(benchWS)) == f.clusters
 }
 
+// countPaged counts the objects of gvk that opts select, listing them by metadata in pages of 500,
+// so that what the benchmark holds at a time stays small next to the controller whose memory it
+// measures.
 func countPaged(ctx context.Context, c client.Client, gvk schema.GroupVersionKind, opts ...client.ListOption) int {
 	n, cont := 0, ""
 	for {
 		list := &metav1.PartialObjectMetadataList{}
 		list.SetGroupVersionKind(gvk)
-		if err := c.List(ctx, list, append(opts, client.Limit(5000), client.Continue(cont))...); err != nil {
+		if err := c.List(ctx, list, append(opts, client.Limit(500), client.Continue(cont))...); err != nil {
 			return -1
 		}
 		n += len(list.Items)

@@ -416,17 +416,11 @@ func waitFor(b *testing.B, what string, ok func() bool) {
 // waitConverged waits until every cluster has its work and its ClusterOCIStorage and every route
 // its status, and returns the process's peak RSS until then. The writes metric, cheap to read,
 // says when to look (a work created and a storage written per cluster since works0 and
-// storages0); only then is the hub listed to confirm, at most every 2 s, since each list brings
-// every work and storage into the process whose memory is measured: the RSS peak is read before
-// each confirming list so that the one which confirms is left out of it, and the lists are set
-// aside from the live heap's peak.
+// storages0); only then is the hub listed to confirm, at most every 2 s, by metadata and in pages
+// (countPaged), since the lists bring works and storages into the process whose memory is
+// measured: the RSS peak is read before each confirming list so that the one which confirms is
+// left out of it, and the lists are set aside from the live heap's peak.
 func (f benchFleet) waitConverged(b *testing.B, ctx context.Context, c client.Client, works0, storages0 float64, heap *liveHeapPeak) float64 {
-	count := func(list *metav1.PartialObjectMetadataList, opts ...client.ListOption) int {
-		if err := c.List(ctx, list, opts...); err != nil {
-			return -1
-		}
-		return len(list.Items)
-	}
 	var (
 		peak   float64
 		polled time.Time
@@ -438,11 +432,8 @@ func (f benchFleet) waitConverged(b *testing.B, ctx context.Context, c client.Cl
 		polled = time.Now()
 		peak = max(peak, peakRSSMiB(b))
 		return heap.setAside(func() bool {
-			works := &metav1.PartialObjectMetadataList{}
-			works.SetGroupVersionKind(workv1.SchemeGroupVersion.WithKind("ManifestWorkList"))
-			storages := &metav1.PartialObjectMetadataList{}
-			storages.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("ClusterOCIStorageList"))
-			if count(works, client.MatchingLabels{hub.WorkspaceLabel: benchWS}) != f.clusters || count(storages, client.InNamespace(benchWS)) != f.clusters {
+			if countPaged(ctx, c, workv1.SchemeGroupVersion.WithKind("ManifestWorkList"), client.MatchingLabels{hub.WorkspaceLabel: benchWS}) != f.clusters ||
+				countPaged(ctx, c, v1alpha1.GroupVersion.WithKind("ClusterOCIStorageList"), client.InNamespace(benchWS)) != f.clusters {
 				return false
 			}
 			var routes v1alpha1.OCIStorageRouteList
