@@ -15,18 +15,22 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
 
+	"github.com/umkim/terraform-provider-fleet/internal/controller"
 	"github.com/umkim/terraform-provider-fleet/internal/manager"
 )
 
-// benchMemoryLimit sets the collector's soft limit the controller sets itself in the chart's
-// deployment: manager.SetMemoryLimit of the container's limits.memory (what the chart's
-// FLEET_MEMORY_LIMIT carries), by default the chart's. FLEET_BENCH_MEMLIMIT, a quantity (e.g.
-// 150Mi), is the limits.memory under test instead; 0 leaves the collector without a soft limit, to
-// measure against. It returns the limit as the controller line prints it and what undoes it.
+// benchMemoryLimit sets the collector as `fleet-controller hub` sets it in the chart's
+// deployment: GOGC to controller.HubGCPercent and the soft limit to manager.SetMemoryLimit of the
+// container's limits.memory (what the chart's FLEET_MEMORY_LIMIT carries), by default the chart's.
+// FLEET_BENCH_MEMLIMIT, a quantity (e.g. 150Mi), is the limits.memory under test instead; 0 leaves
+// the collector without a soft limit, to measure against. It returns the settings as the
+// controller line prints them and what undoes them.
 func benchMemoryLimit(b *testing.B) (string, func()) {
+	gogc := fmt.Sprintf("gogc=%d", manager.SetGCPercent(controller.HubGCPercent))
+	ungc := func() { manager.SetGCPercent(100) } // Go's default, when GOGC is not set
 	env := os.Getenv("FLEET_BENCH_MEMLIMIT")
 	if env == "0" {
-		return "memory_limit=none", func() {}
+		return "memory_limit=none " + gogc, ungc
 	}
 	var limit resource.Quantity
 	if env != "" {
@@ -53,7 +57,7 @@ func benchMemoryLimit(b *testing.B) (string, func()) {
 	}
 	prev := debug.SetMemoryLimit(-1)
 	soft := manager.SetMemoryLimit(limit.Value())
-	return fmt.Sprintf("memory_limit=%s soft_limit_mib=%.0f", limit.String(), float64(soft)/(1<<20)), func() { debug.SetMemoryLimit(prev) }
+	return fmt.Sprintf("memory_limit=%s soft_limit_mib=%.0f %s", limit.String(), float64(soft)/(1<<20), gogc), func() { debug.SetMemoryLimit(prev); ungc() }
 }
 
 // printMemory prints what the process's memory is made of now: resident anonymous and

@@ -46,3 +46,15 @@ func SetMemoryLimitFromEnv() (int64, error) {
 	}
 	return SetMemoryLimit(limit), nil
 }
+
+// SetGCPercent sets the collector's GOGC to percent and returns the percentage in effect; an
+// operator's GOGC in the environment wins, and is returned.
+func SetGCPercent(percent int) int {
+	if os.Getenv("GOGC") != "" {
+		current := debug.SetGCPercent(percent)
+		debug.SetGCPercent(current)
+		return current
+	}
+	debug.SetGCPercent(percent)
+	return percent
+}

@@ -36,3 +36,20 @@ func TestSetMemoryLimitFromEnv(t *testing.T) {
 		t.Errorf("unset: soft limit %d, error %v; want none", soft, err)
 	}
 }
+
+// TestSetGCPercent: the mode's percentage is set, unless GOGC is in the environment: then the
+// operator's percentage stays and is what it returns.
+func TestSetGCPercent(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+
+	t.Setenv("GOGC", "")
+	if got := SetGCPercent(50); got != 50 || debug.SetGCPercent(50) != 50 {
+		t.Fatalf("GOGC unset: SetGCPercent(50) = %d; want 50, set", got)
+	}
+
+	debug.SetGCPercent(200) // as GOGC=200 sets it at start-up
+	t.Setenv("GOGC", "200")
+	if got := SetGCPercent(50); got != 200 || debug.SetGCPercent(200) != 200 {
+		t.Fatalf("GOGC=200: SetGCPercent(50) = %d; want the operator's 200, kept", got)
+	}
+}
