@@ -11,7 +11,6 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"runtime/pprof"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -296,8 +295,8 @@ func saveHeapProfile(b *testing.B, name string) {
 
 // liveHeapPeak follows the live heap (what each collection kept) from its start to its stop and
 // keeps its peak, with the heap profile of the collection that saw it in the artifact directory.
-// Under GOGC's default the heap grows to twice what the last collection kept before the next, so
-// the peak RSS follows this peak: it is what to make smaller. What the benchmark itself holds
+// The heap grows to (1 + GOGC/100) times what the last collection kept before the next, so the
+// peak RSS follows this peak: it is what to make smaller. What the benchmark itself holds
 // while it confirms convergence (aside) is left out.
 type liveHeapPeak struct {
 	path       string
@@ -309,7 +308,12 @@ type liveHeapPeak struct {
 	stop, done chan struct{}
 }
 
-var liveHeapSamples = []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
+// liveHeap returns the live heap's bytes and the collections so far.
+func liveHeap() (live, cycle uint64) {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64(), s[1].Value.Uint64()
+}
 
 func startLiveHeapPeak(b *testing.B, name string) *liveHeapPeak {
 	p := &liveHeapPeak{path: filepath.Join(b.ArtifactDir(), name), stop: make(chan struct{}), done: make(chan struct{})}
@@ -330,9 +334,7 @@ func startLiveHeapPeak(b *testing.B, name string) *liveHeapPeak {
 func (p *liveHeapPeak) sample() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	s := slices.Clone(liveHeapSamples)
-	metrics.Read(s)
-	live, cycle := s[0].Value.Uint64(), s[1].Value.Uint64()
+	live, cycle := liveHeap()
 	if cycle == p.cycle || p.aside || cycle <= p.asideUntil {
 		return
 	}
@@ -353,10 +355,9 @@ func (p *liveHeapPeak) setAside(f func() bool) bool {
 	p.aside = true
 	p.mu.Unlock()
 	ok := f()
-	s := slices.Clone(liveHeapSamples)
-	metrics.Read(s)
+	_, cycle := liveHeap()
 	p.mu.Lock()
-	p.aside, p.asideUntil = false, s[1].Value.Uint64()+1
+	p.aside, p.asideUntil = false, cycle+1
 	p.mu.Unlock()
 	return ok
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 )
 
@@ -47,14 +48,13 @@ func SetMemoryLimitFromEnv() (int64, error) {
 	return SetMemoryLimit(limit), nil
 }
 
-// SetGCPercent sets the collector's GOGC to percent and returns the percentage in effect; an
-// operator's GOGC in the environment wins, and is returned.
+// SetGCPercent sets the collector's GOGC to percent, unless GOGC is in the environment (the
+// operator's own setting wins), and returns the percentage in effect (-1: off).
 func SetGCPercent(percent int) int {
-	if os.Getenv("GOGC") != "" {
-		current := debug.SetGCPercent(percent)
-		debug.SetGCPercent(current)
-		return current
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(percent)
 	}
-	debug.SetGCPercent(percent)
-	return percent
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	return int(int64(s[0].Value.Uint64()))
 }

@@ -38,7 +38,7 @@ func TestSetMemoryLimitFromEnv(t *testing.T) {
 }
 
 // TestSetGCPercent: the mode's percentage is set, unless GOGC is in the environment: then the
-// operator's percentage stays and is what it returns.
+// operator's percentage (or off, -1) stays and is what it returns.
 func TestSetGCPercent(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 
@@ -51,5 +51,11 @@ func TestSetGCPercent(t *testing.T) {
 	t.Setenv("GOGC", "200")
 	if got := SetGCPercent(50); got != 200 || debug.SetGCPercent(200) != 200 {
 		t.Fatalf("GOGC=200: SetGCPercent(50) = %d; want the operator's 200, kept", got)
+	}
+
+	debug.SetGCPercent(-1) // as GOGC=off sets it
+	t.Setenv("GOGC", "off")
+	if got := SetGCPercent(50); got != -1 || debug.SetGCPercent(-1) != -1 {
+		t.Fatalf("GOGC=off: SetGCPercent(50) = %d; want -1, the collector left off", got)
 	}
 }
