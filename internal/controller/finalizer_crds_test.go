@@ -2,14 +2,15 @@ package controller_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -57,17 +58,36 @@ func TestFinalizersWhenTheCRDsAreGone(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, crd := range []string{"manifestworks.work.open-cluster-management.io", "managedclusters.cluster.open-cluster-management.io"} {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
-		u.SetName(crd)
-		if err := c.Delete(ctx, u); err != nil {
+	admin, err := h.Client() // knows CustomResourceDefinitions
+	if err != nil {
+		t.Fatal(err)
+	}
+	crds := []string{"manifestworks.work.open-cluster-management.io", "managedclusters.cluster.open-cluster-management.io"}
+	for _, name := range crds {
+		if err := admin.Delete(ctx, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// A client made once the hub stopped serving the kinds finds none of them.
+	// Where the API server's CRD finalizer is, should it not finish.
+	crdStates := func() string {
+		var s strings.Builder
+		for _, name := range crds {
+			var crd apiextensionsv1.CustomResourceDefinition
+			err := admin.Get(ctx, client.ObjectKey{Name: name}, &crd)
+			fmt.Fprintf(&s, "%s: err=%v deleting=%v finalizers=%v", name, err, crd.DeletionTimestamp, crd.Finalizers)
+			for _, cond := range crd.Status.Conditions {
+				fmt.Fprintf(&s, " %s=%s(%s: %s)", cond.Type, cond.Status, cond.Reason, cond.Message)
+			}
+			s.WriteString("\n")
+		}
+		return s.String()
+	}
+	// A client made once the hub stopped serving the kinds finds none of them. The API server's own
+	// CRD finalizer decides when: about a second here, but it waits up to a minute on instances
+	// and its informers back off under load (CI once saw the CRDs served a minute on), so the
+	// wait is generous and its failure says where the finalizer is.
 	var fresh client.Client
-	testkit.Eventually(t, converge, "the hub serves neither ManifestWork nor ManagedCluster", func() error {
+	testkit.Eventually(t, 3*time.Minute, "the hub serves neither ManifestWork nor ManagedCluster", func() error {
 		var err error
 		if fresh, err = client.New(h.Config, client.Options{Scheme: controller.Scheme()}); err != nil {
 			return err
@@ -78,7 +98,7 @@ func TestFinalizersWhenTheCRDsAreGone(t *testing.T) {
 			}
 		}
 		return nil
-	})
+	}, crdStates)
 
 	reconcilers := []reconcile.Reconciler{
 		&controller.AppReconciler{Client: fresh, Reader: fresh},
