@@ -52,7 +52,8 @@ func envInt(name string, def int) int {
 //	controller: clusters=10000 routes=1000 converge_s=… writes_per_changed_cluster=… steady_writes=…
 //
 // ceiling_s is the apiserver's own time to take the writes of convergence from plain parallel
-// clients (measureCeiling) on the same hub, efficiency ceiling_s/converge_s.
+// clients (measureCeiling) on the same hub, efficiency ceiling_s/converge_s; watched_ceiling_s
+// and watched_efficiency the same for clients that watch what they write, as the controller does.
 // controller_peak_rss_mib is the benchmark process's peak RSS from the manager's start to the end
 // of convergence, steady_peak_rss_mib its peak from then to the end of the steady window (the
 // route move included): the controller's, plus the little the benchmark's own client holds (the
@@ -100,17 +101,18 @@ type benchResult struct {
 	peakLiveMiB              float64 // the live heap's peak over convergence (liveHeapPeak)
 	convergeWrites           float64
 	firstWrite               time.Duration // from the manager's start to its first write: cache sync and the first plan
-	ceiling                  ceiling       // measured right after ours' convergence only
+	ceiling, watched         ceiling       // measured right after ours' convergence only
 	memLimit                 string        // the limits.memory under test and its soft limit (benchMemoryLimit)
 }
 
 func (r benchResult) String() string {
 	ceil := ""
 	if r.ceiling.took > 0 {
-		ceil = fmt.Sprintf(" ceiling_s=%.1f efficiency=%.2f", r.ceiling.took.Seconds(), r.ceiling.took.Seconds()/r.converge.Seconds())
+		ceil = fmt.Sprintf(" ceiling_s=%.1f efficiency=%.2f watched_ceiling_s=%.1f watched_efficiency=%.2f", r.ceiling.took.Seconds(), r.ceiling.took.Seconds()/r.converge.Seconds(),
+			r.watched.took.Seconds(), r.watched.took.Seconds()/r.converge.Seconds())
 	}
-	return fmt.Sprintf("clusters=%d routes=%d converge_s=%.1f%s writes_per_changed_cluster=%.2f steady_writes=%.0f controller_peak_rss_mib=%.0f steady_peak_rss_mib=%.0f %s (moved=%d route_status_writes=%.0f steady_window=%s reconciles_in_window=%.0f converge_writes=%.0f first_write_s=%.1f peak_live_heap_mib=%.0f %s)",
-		r.f.clusters, r.f.routes, r.converge.Seconds(), ceil, r.perChanged, r.steadyWrites, r.peakMiB, r.steadyPeakMiB, r.memLimit, r.moved, r.routeWrites, r.steady, r.reconciles, r.convergeWrites, r.firstWrite.Seconds(), r.peakLiveMiB, r.ceiling)
+	return fmt.Sprintf("clusters=%d routes=%d converge_s=%.1f%s writes_per_changed_cluster=%.2f steady_writes=%.0f controller_peak_rss_mib=%.0f steady_peak_rss_mib=%.0f %s (moved=%d route_status_writes=%.0f steady_window=%s reconciles_in_window=%.0f converge_writes=%.0f first_write_s=%.1f peak_live_heap_mib=%.0f %s %s)",
+		r.f.clusters, r.f.routes, r.converge.Seconds(), ceil, r.perChanged, r.steadyWrites, r.peakMiB, r.steadyPeakMiB, r.memLimit, r.moved, r.routeWrites, r.steady, r.reconciles, r.convergeWrites, r.firstWrite.Seconds(), r.peakLiveMiB, r.ceiling, r.watched)
 }
 
 const benchWS = "bench"
@@ -128,7 +130,7 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 	}()
 	cfg := *h.Config
 	cfg.QPS, cfg.Burst = 2000, 4000
-	c, err := client.New(&cfg, client.Options{Scheme: controller.Scheme()})
+	c, err := client.NewWithWatch(&cfg, client.Options{Scheme: controller.Scheme()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -180,7 +182,8 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 		// Its plain clients run in this process but are no part of the controller: the soft
 		// memory limit is lifted meanwhile, lest it slow them.
 		limited := debug.SetMemoryLimit(math.MaxInt64)
-		res.ceiling = measureCeiling(b, ctx, c)
+		res.ceiling = measureCeiling(b, ctx, c, false)
+		res.watched = measureCeiling(b, ctx, c, true)
 		debug.SetMemoryLimit(limited)
 		resetPeakRSS(b)
 	}

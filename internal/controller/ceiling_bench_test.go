@@ -23,18 +23,30 @@ import (
 // statuses updated by plain clients in parallel, with no reconcile logic. The copies carry no
 // label of the controller's, so its caches do not see them; they go into the same cluster
 // namespaces (works, under another name) and into another workspace namespace (storages).
+//
+// A watching ceiling is the same with one watch on the works written, as the controller's cache
+// watches its own: every write comes back as an event the API server encodes and the watcher
+// decodes, a cost any controller that reads back what it wrote pays and plain clients do not.
 type ceiling struct {
+	name    string // as the controller line prints it: ceiling or watched_ceiling
 	took    time.Duration
 	writes  int
 	workers int      // the best of those tried
 	tries   []string // each worker count tried, with its rate in clusters a second
 }
 
-const ceilingNS = "bench-ceiling"
+// ceilingLabel marks the watching ceiling's copies, which its watch selects.
+const ceilingLabel = "bench.fleet.umkim.io/ceiling"
 
 // measureCeiling copies the converged workspace's works and storages, tries a few worker counts
-// on a tenth of them each, and writes all of them with the best.
-func measureCeiling(b *testing.B, ctx context.Context, c client.Client) ceiling {
+// on a tenth of them each, and writes all of them with the best; with watch, as a watching
+// ceiling, under names of their own.
+func measureCeiling(b *testing.B, ctx context.Context, c client.WithWatch, watch bool) ceiling {
+	name, prefix, ceilingNS := "ceiling", "ceiling-", "bench-ceiling"
+	var labels map[string]string
+	if watch {
+		name, prefix, ceilingNS, labels = "watched_ceiling", "ceiling-watched-", "bench-ceiling-watched", map[string]string{ceilingLabel: "watched"}
+	}
 	var works workv1.ManifestWorkList
 	if err := c.List(ctx, &works, client.MatchingLabels{hub.WorkspaceLabel: benchWS}); err != nil {
 		b.Fatal(err)
@@ -58,11 +70,22 @@ func measureCeiling(b *testing.B, ctx context.Context, c client.Client) ceiling 
 	var jobs []job
 	for i := range works.Items {
 		w := &works.Items[i]
-		j := job{work: &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Name: "ceiling-" + w.Name, Namespace: w.Namespace, Annotations: w.Annotations}, Spec: w.Spec}}
+		j := job{work: &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Name: prefix + w.Name, Namespace: w.Namespace, Labels: labels, Annotations: w.Annotations}, Spec: w.Spec}}
 		if s := byCluster[w.Namespace]; s != nil {
 			j.storage = &v1alpha1.ClusterOCIStorage{ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: ceilingNS}, Status: s.Status}
 		}
 		jobs = append(jobs, j)
+	}
+	if watch {
+		wi, err := c.Watch(ctx, &workv1.ManifestWorkList{}, client.MatchingLabels(labels))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer wi.Stop()
+		go func() {
+			for range wi.ResultChan() { // decoded, as an informer's are, and dropped
+			}
+		}()
 	}
 	var written atomic.Int64
 	run := func(jobs []job, workers int) time.Duration {
@@ -127,9 +150,12 @@ func measureCeiling(b *testing.B, ctx context.Context, c client.Client) ceiling 
 	if b.Failed() {
 		b.FailNow()
 	}
-	return ceiling{took: total, writes: int(written.Load()) * len(jobs) / max(1, rest), workers: best, tries: tries}
+	return ceiling{name: name, took: total, writes: int(written.Load()) * len(jobs) / max(1, rest), workers: best, tries: tries}
 }
 
 func (c ceiling) String() string {
-	return fmt.Sprintf("ceiling_writes=%d ceiling_workers=%d ceiling_clusters_per_s=%s", c.writes, c.workers, strings.Join(c.tries, ","))
+	if c.took == 0 {
+		return "" // not measured (the baseline's run)
+	}
+	return fmt.Sprintf("%[1]s_writes=%[2]d %[1]s_workers=%[3]d %[1]s_clusters_per_s=%[4]s", c.name, c.writes, c.workers, strings.Join(c.tries, ","))
 }
