@@ -111,8 +111,8 @@ func (r benchResult) String() string {
 		ceil = fmt.Sprintf(" ceiling_s=%.1f efficiency=%.2f watched_ceiling_s=%.1f watched_efficiency=%.2f", r.ceiling.took.Seconds(), r.ceiling.took.Seconds()/r.converge.Seconds(),
 			r.watched.took.Seconds(), r.watched.took.Seconds()/r.converge.Seconds())
 	}
-	return fmt.Sprintf("clusters=%d routes=%d converge_s=%.1f%s writes_per_changed_cluster=%.2f steady_writes=%.0f controller_peak_rss_mib=%.0f steady_peak_rss_mib=%.0f %s (moved=%d route_status_writes=%.0f steady_window=%s reconciles_in_window=%.0f converge_writes=%.0f first_write_s=%.1f peak_live_heap_mib=%.0f %s %s)",
-		r.f.clusters, r.f.routes, r.converge.Seconds(), ceil, r.perChanged, r.steadyWrites, r.peakMiB, r.steadyPeakMiB, r.memLimit, r.moved, r.routeWrites, r.steady, r.reconciles, r.convergeWrites, r.firstWrite.Seconds(), r.peakLiveMiB, r.ceiling, r.watched)
+	return fmt.Sprintf("clusters=%d routes=%d converge_s=%.1f%s writes_per_changed_cluster=%.2f steady_writes=%.0f controller_peak_rss_mib=%.0f steady_peak_rss_mib=%.0f %s (moved=%d route_status_writes=%.0f steady_window=%s reconciles_in_window=%.0f converge_writes=%.0f first_write_s=%.1f peak_live_heap_mib=%.0f%s)",
+		r.f.clusters, r.f.routes, r.converge.Seconds(), ceil, r.perChanged, r.steadyWrites, r.peakMiB, r.steadyPeakMiB, r.memLimit, r.moved, r.routeWrites, r.steady, r.reconciles, r.convergeWrites, r.firstWrite.Seconds(), r.peakLiveMiB, strings.TrimRight(" "+r.ceiling.String()+" "+r.watched.String(), " "))
 }
 
 const benchWS = "bench"
