@@ -57,8 +57,10 @@ func envInt(name string, def int) int {
 // controller_peak_rss_mib is the benchmark process's peak RSS from the manager's start to the end
 // of convergence, steady_peak_rss_mib its peak from then to the end of the steady window (the
 // route move included): the controller's, plus the little the benchmark's own client holds (the
-// peak is reset once the fleet is seeded). The heap profile at the end of the steady window and
-// the CPU profile of convergence go to the artifact directory (go test -artifacts).
+// peak is reset once the fleet is seeded). peak_live_heap_mib and steady_peak_live_heap_mib are
+// the live heap's peaks over the same two spans (liveHeapPeak). The heap profiles at those peaks
+// and at the end of the steady window, and the CPU profile of convergence, go to the artifact
+// directory (go test -artifacts).
 //
 // FLEET_BENCH_CLUSTERS, FLEET_BENCH_ROUTES and FLEET_BENCH_STEADY (a duration, default 2m) scale
 // it; FLEET_BENCH_BASELINE=0 skips the baseline; FLEET_BENCH_WRITES sets the writes in flight
@@ -99,6 +101,7 @@ type benchResult struct {
 	steady                   time.Duration
 	peakMiB, steadyPeakMiB   float64
 	peakLiveMiB              float64 // the live heap's peak over convergence (liveHeapPeak)
+	steadyPeakLiveMiB        float64 // and from then to the end of the steady window
 	convergeWrites           float64
 	firstWrite               time.Duration // from the manager's start to its first write: cache sync and the first plan
 	ceiling, watched         ceiling       // measured right after ours' convergence only
@@ -111,8 +114,8 @@ func (r benchResult) String() string {
 		ceil = fmt.Sprintf(" ceiling_s=%.1f efficiency=%.2f watched_ceiling_s=%.1f watched_efficiency=%.2f", r.ceiling.took.Seconds(), r.ceiling.took.Seconds()/r.converge.Seconds(),
 			r.watched.took.Seconds(), r.watched.took.Seconds()/r.converge.Seconds())
 	}
-	return fmt.Sprintf("clusters=%d routes=%d converge_s=%.1f%s writes_per_changed_cluster=%.2f steady_writes=%.0f controller_peak_rss_mib=%.0f steady_peak_rss_mib=%.0f %s (moved=%d route_status_writes=%.0f steady_window=%s reconciles_in_window=%.0f converge_writes=%.0f first_write_s=%.1f peak_live_heap_mib=%.0f%s)",
-		r.f.clusters, r.f.routes, r.converge.Seconds(), ceil, r.perChanged, r.steadyWrites, r.peakMiB, r.steadyPeakMiB, r.memLimit, r.moved, r.routeWrites, r.steady, r.reconciles, r.convergeWrites, r.firstWrite.Seconds(), r.peakLiveMiB, strings.TrimRight(" "+r.ceiling.String()+" "+r.watched.String(), " "))
+	return fmt.Sprintf("clusters=%d routes=%d converge_s=%.1f%s writes_per_changed_cluster=%.2f steady_writes=%.0f controller_peak_rss_mib=%.0f steady_peak_rss_mib=%.0f %s (moved=%d route_status_writes=%.0f steady_window=%s reconciles_in_window=%.0f converge_writes=%.0f first_write_s=%.1f peak_live_heap_mib=%.0f steady_peak_live_heap_mib=%.0f%s)",
+		r.f.clusters, r.f.routes, r.converge.Seconds(), ceil, r.perChanged, r.steadyWrites, r.peakMiB, r.steadyPeakMiB, r.memLimit, r.moved, r.routeWrites, r.steady, r.reconciles, r.convergeWrites, r.firstWrite.Seconds(), r.peakLiveMiB, r.steadyPeakLiveMiB, strings.TrimRight(" "+r.ceiling.String()+" "+r.watched.String(), " "))
 }
 
 const benchWS = "bench"
@@ -187,6 +190,7 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 		debug.SetMemoryLimit(limited)
 		resetPeakRSS(b)
 	}
+	steadyHeap := startLiveHeapPeak(b, fmt.Sprintf("controller-heap-steady-peak-%d-clusters%s.pprof", f.clusters, map[bool]string{true: "-baseline"}[naive]))
 	settle(15 * time.Second)
 
 	// One route change that moves 1% of the clusters: the wide route goes first.
@@ -215,6 +219,7 @@ func (f benchFleet) measure(b *testing.B, naive bool, steady time.Duration) benc
 	touchWorkspace(ctx, c, steady)
 	res.steadyWrites = writeCount() - base
 	res.steadyPeakMiB = peakRSSMiB(b)
+	res.steadyPeakLiveMiB = steadyHeap.Stop()
 	printMemory(b, "after the steady window")
 	if !naive {
 		saveHeapProfile(b, fmt.Sprintf("controller-heap-%d-clusters.pprof", f.clusters))

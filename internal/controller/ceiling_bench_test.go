@@ -20,9 +20,10 @@ import (
 
 // ceiling is the local apiserver's own write ceiling for what the controller wrote to converge:
 // the same ManifestWorks and ClusterOCIStorages, copied from the hub, created and the storages'
-// statuses updated by plain clients in parallel, with no reconcile logic. The copies carry no
-// label of the controller's, so its caches do not see them; they go into the same cluster
-// namespaces (works, under another name) and into another workspace namespace (storages).
+// statuses updated by plain clients in parallel, with no reconcile logic. They go into the same
+// cluster namespaces (works, under another name) and into another workspace namespace
+// (storages). The copies carry the controller's labels under keys of their own (copyLabels), so
+// that its caches, which select its objects by label, do not see them.
 //
 // A watching ceiling is the same with one watch on the works written, as the controller's cache
 // watches its own: every write comes back as an event the API server encodes and the watcher
@@ -35,17 +36,26 @@ type ceiling struct {
 	tries   []string // each worker count tried, with its rate in clusters a second
 }
 
-// ceilingLabel marks the watching ceiling's copies, which its watch selects.
-const ceilingLabel = "bench.fleet.umkim.io/ceiling"
+// copyLabels are the labels from, under keys prefixed with prefix. A copy must carry them: the
+// apiserver tracks which writer set which field (managedFields) of an object that has fields of
+// its own, and skips that work for one created with none, such as an unlabelled storage, whose
+// status update then costs it less than the controller's does.
+func copyLabels(from map[string]string, prefix string) map[string]string {
+	out := make(map[string]string, len(from))
+	for k, v := range from {
+		out[prefix+k] = v
+	}
+	return out
+}
 
 // measureCeiling copies the converged workspace's works and storages, tries a few worker counts
 // on a tenth of them each, and writes all of them with the best; with watch, as a watching
 // ceiling, under names of their own.
 func measureCeiling(b *testing.B, ctx context.Context, c client.WithWatch, watch bool) ceiling {
-	name, prefix, ceilingNS := "ceiling", "ceiling-", "bench-ceiling"
-	var labels map[string]string
+	// The watching ceiling's copies are told apart by their labels' keys, which its watch selects.
+	name, prefix, ceilingNS, labelPrefix := "ceiling", "ceiling-", "bench-ceiling", "ceiling-"
 	if watch {
-		name, prefix, ceilingNS, labels = "watched_ceiling", "ceiling-watched-", "bench-ceiling-watched", map[string]string{ceilingLabel: "watched"}
+		name, prefix, ceilingNS, labelPrefix = "watched_ceiling", "ceiling-watched-", "bench-ceiling-watched", "watched-"
 	}
 	var works workv1.ManifestWorkList
 	if err := c.List(ctx, &works, client.MatchingLabels{hub.WorkspaceLabel: benchWS}); err != nil {
@@ -70,14 +80,14 @@ func measureCeiling(b *testing.B, ctx context.Context, c client.WithWatch, watch
 	var jobs []job
 	for i := range works.Items {
 		w := &works.Items[i]
-		j := job{work: &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Name: prefix + w.Name, Namespace: w.Namespace, Labels: labels, Annotations: w.Annotations}, Spec: w.Spec}}
+		j := job{work: &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Name: prefix + w.Name, Namespace: w.Namespace, Labels: copyLabels(w.Labels, labelPrefix), Annotations: w.Annotations}, Spec: w.Spec}}
 		if s := byCluster[w.Namespace]; s != nil {
-			j.storage = &v1alpha1.ClusterOCIStorage{ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: ceilingNS}, Status: s.Status}
+			j.storage = &v1alpha1.ClusterOCIStorage{ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: ceilingNS, Labels: copyLabels(s.Labels, labelPrefix)}, Status: s.Status}
 		}
 		jobs = append(jobs, j)
 	}
 	if watch {
-		wi, err := c.Watch(ctx, &workv1.ManifestWorkList{}, client.MatchingLabels(labels))
+		wi, err := c.Watch(ctx, &workv1.ManifestWorkList{}, client.MatchingLabels{labelPrefix + hub.WorkspaceLabel: benchWS})
 		if err != nil {
 			b.Fatal(err)
 		}
