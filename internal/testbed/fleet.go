@@ -386,7 +386,7 @@ func (f *Fleet) Stop() error {
 		}
 		for _, c := range f.Clusters {
 			if c.env != nil {
-				if err := c.env.Stop(); err != nil {
+				if err := stopEnv(c.env); err != nil {
 					errs = append(errs, fmt.Errorf("cluster %s: %w", c.Name, err))
 				}
 			}
