@@ -52,10 +52,11 @@ func copyLabels(from map[string]string, prefix string) map[string]string {
 // on a tenth of them each, and writes all of them with the best; with watch, as a watching
 // ceiling, under names of their own.
 func measureCeiling(b *testing.B, ctx context.Context, c client.WithWatch, watch bool) ceiling {
-	// The watching ceiling's copies are told apart by their labels' keys, which its watch selects.
-	name, prefix, ceilingNS, labelPrefix := "ceiling", "ceiling-", "bench-ceiling", "ceiling-"
+	// Each ceiling's copies carry its prefix in their names and their labels' keys; the watching
+	// ceiling's watch selects its own copies by it.
+	name, prefix, ceilingNS := "ceiling", "ceiling-", "bench-ceiling"
 	if watch {
-		name, prefix, ceilingNS, labelPrefix = "watched_ceiling", "ceiling-watched-", "bench-ceiling-watched", "watched-"
+		name, prefix, ceilingNS = "watched_ceiling", "ceiling-watched-", "bench-ceiling-watched"
 	}
 	var works workv1.ManifestWorkList
 	if err := c.List(ctx, &works, client.MatchingLabels{hub.WorkspaceLabel: benchWS}); err != nil {
@@ -80,14 +81,14 @@ func measureCeiling(b *testing.B, ctx context.Context, c client.WithWatch, watch
 	var jobs []job
 	for i := range works.Items {
 		w := &works.Items[i]
-		j := job{work: &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Name: prefix + w.Name, Namespace: w.Namespace, Labels: copyLabels(w.Labels, labelPrefix), Annotations: w.Annotations}, Spec: w.Spec}}
+		j := job{work: &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Name: prefix + w.Name, Namespace: w.Namespace, Labels: copyLabels(w.Labels, prefix), Annotations: w.Annotations}, Spec: w.Spec}}
 		if s := byCluster[w.Namespace]; s != nil {
-			j.storage = &v1alpha1.ClusterOCIStorage{ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: ceilingNS, Labels: copyLabels(s.Labels, labelPrefix)}, Status: s.Status}
+			j.storage = &v1alpha1.ClusterOCIStorage{ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: ceilingNS, Labels: copyLabels(s.Labels, prefix)}, Status: s.Status}
 		}
 		jobs = append(jobs, j)
 	}
 	if watch {
-		wi, err := c.Watch(ctx, &workv1.ManifestWorkList{}, client.MatchingLabels{labelPrefix + hub.WorkspaceLabel: benchWS})
+		wi, err := c.Watch(ctx, &workv1.ManifestWorkList{}, client.MatchingLabels{prefix + hub.WorkspaceLabel: benchWS})
 		if err != nil {
 			b.Fatal(err)
 		}
